@@ -1,0 +1,115 @@
+package api
+
+// Seed describes resources to create in the emulated cloud, from the
+// --seed YAML file or POST /_emulator/seed. Ids left empty are generated.
+// Each product takes the sections it owns: VPC the VPCs (with vSwitches and
+// route tables) and EIPs, ECS the instances and security groups, SLB the
+// certificates.
+type Seed struct {
+	// VPCs to create, each with its vRouter and system route table.
+	VPCs []SeedVPC `json:"vpcs,omitempty"`
+	// Instances are ECS instances, each with a primary ENI.
+	Instances []SeedInstance `json:"instances,omitempty"`
+	// EIPs are elastic IPs, optionally bound to an instance.
+	EIPs []SeedEIP `json:"eips,omitempty"`
+	// Certificates are SLB server or CA certificates.
+	Certificates []SeedCertificate `json:"certificates,omitempty"`
+	// SecurityGroups are ECS security groups.
+	SecurityGroups []SeedSecurityGroup `json:"securityGroups,omitempty"`
+}
+
+// SeedVPC is a VPC with its vSwitches and extra route tables.
+type SeedVPC struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	CIDRBlock string `json:"cidrBlock"`
+	RegionID  string `json:"regionId,omitempty"`
+	// RouteTableID is the id to give the system route table.
+	RouteTableID string `json:"routeTableId,omitempty"`
+	// VSwitches in this VPC.
+	VSwitches []SeedVSwitch `json:"vswitches,omitempty"`
+	// RouteTables are extra custom route tables of the VPC's vRouter.
+	RouteTables []SeedRouteTable  `json:"routeTables,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+// SeedVSwitch is a vSwitch in one zone.
+type SeedVSwitch struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	ZoneID    string `json:"zoneId"`
+	CIDRBlock string `json:"cidrBlock"`
+	// RouteTableID binds the vSwitch to a custom route table (default: the system table).
+	RouteTableID string `json:"routeTableId,omitempty"`
+}
+
+// SeedRouteTable is a custom route table.
+type SeedRouteTable struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// SeedInstance is an ECS instance.
+type SeedInstance struct {
+	ID           string `json:"id,omitempty"`
+	Name         string `json:"name,omitempty"`
+	HostName     string `json:"hostName,omitempty"`
+	InstanceType string `json:"instanceType,omitempty"`
+	// VSwitchID places the instance; its zone and VPC follow.
+	VSwitchID string `json:"vswitchId"`
+	// PrivateIP defaults to the next free address of the vSwitch.
+	PrivateIP string `json:"privateIp,omitempty"`
+	// PublicIP is an optional classic public IP.
+	PublicIP string `json:"publicIp,omitempty"`
+	// Status defaults to Running.
+	Status             string            `json:"status,omitempty"`
+	InstanceChargeType string            `json:"instanceChargeType,omitempty"`
+	SpotStrategy       string            `json:"spotStrategy,omitempty"`
+	SecurityGroupIDs   []string          `json:"securityGroupIds,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+	// PrimaryENIID names the primary ENI (generated when empty).
+	PrimaryENIID string `json:"primaryEniId,omitempty"`
+	// SecondaryENIs are extra ENIs (e.g. for pod IPs with backend-type eni).
+	SecondaryENIs []SeedENI `json:"secondaryEnis,omitempty"`
+}
+
+// SeedENI is a secondary elastic network interface.
+type SeedENI struct {
+	ID string `json:"id,omitempty"`
+	// PrivateIPs are the ENI's addresses; the first is primary.
+	PrivateIPs []string `json:"privateIps"`
+}
+
+// SeedEIP is an elastic IP.
+type SeedEIP struct {
+	ID         string `json:"id,omitempty"`
+	IPAddress  string `json:"ipAddress"`
+	Bandwidth  string `json:"bandwidth,omitempty"`
+	InstanceID string `json:"instanceId,omitempty"`
+	// InstanceType of the bound resource: EcsInstance (default) or SlbInstance.
+	InstanceType string `json:"instanceType,omitempty"`
+}
+
+// SeedCertificate is an SLB certificate.
+type SeedCertificate struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Type is server (default) or ca.
+	Type string `json:"type,omitempty"`
+	// Domain is the certificate's common name.
+	Domain string `json:"domain,omitempty"`
+}
+
+// SeedSecurityGroup is an ECS security group.
+type SeedSecurityGroup struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	VpcID string `json:"vpcId"`
+}
+
+// Seeder is implemented by products that take part of a Seed. Seed runs
+// under the store's write lock, in product order vpc, ecs, slb, nlb, and
+// returns the ids it created keyed by kind.
+type Seeder interface {
+	Seed(region string, s *Seed) (map[string][]string, error)
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Names of the asynchronous delays products read from Settings.
+const (
+	// DelayNLBProvisioning is how long a new NLB stays Provisioning.
+	DelayNLBProvisioning = "nlb.provisioning"
+	// DelayNLBJob is how long an NLB job stays Processing and its resource locked.
+	DelayNLBJob = "nlb.job"
+	// DelayRouteEntry is how long a route entry stays Pending (and its table busy).
+	DelayRouteEntry = "vpc.routeEntry"
+	// DelaySLBConfiguring is how long an SLB vServer group or listener stays busy after a change.
+	DelaySLBConfiguring = "slb.configuring"
+	// DelayECSInstance is how long an ECS instance stays Pending/Starting/Stopping.
+	DelayECSInstance = "ecs.instance"
+)
+
+// Names of quotas products read from Settings.
+const (
+	QuotaSLBInstances            = "slb.instances"
+	QuotaSLBListenersPerLB       = "slb.listenersPerLoadBalancer"
+	QuotaSLBBackendsPerCall      = "slb.backendServersPerCall"
+	QuotaSLBBackendsPerLB        = "slb.backendServersPerLoadBalancer"
+	QuotaNLBInstances            = "nlb.instances"
+	QuotaNLBListenersPerLB       = "nlb.listenersPerLoadBalancer"
+	QuotaNLBServersPerCall       = "nlb.serversPerCall"
+	QuotaNLBServersPerGroup      = "nlb.serversPerServerGroup"
+	QuotaVPCRouteEntriesPerCall  = "vpc.routeEntriesPerCall"
+	QuotaVPCCustomRoutesPerTable = "vpc.customRouteEntriesPerTable"
+	QuotaTagsPerResource         = "tags.perResource"
+)
+
+// Settings are the runtime-tunable delays and quotas.
+type Settings struct {
+	mu     sync.RWMutex
+	delays map[string]time.Duration
+	quotas map[string]int
+}
+
+// DefaultDelays are the asynchronous delays of a fresh emulator: short
+// enough for tests, long enough that clients must poll.
+func DefaultDelays() map[string]time.Duration {
+	return map[string]time.Duration{
+		DelayNLBProvisioning: 2 * time.Second,
+		DelayNLBJob:          500 * time.Millisecond,
+		DelayRouteEntry:      500 * time.Millisecond,
+		DelaySLBConfiguring:  0,
+		DelayECSInstance:     1 * time.Second,
+	}
+}
+
+// DefaultQuotas are the documented limits of a new account.
+func DefaultQuotas() map[string]int {
+	return map[string]int{
+		QuotaSLBInstances:            60,
+		QuotaSLBListenersPerLB:       50,
+		QuotaSLBBackendsPerCall:      20,
+		QuotaSLBBackendsPerLB:        200,
+		QuotaNLBInstances:            60,
+		QuotaNLBListenersPerLB:       50,
+		QuotaNLBServersPerCall:       200,
+		QuotaNLBServersPerGroup:      400,
+		QuotaVPCRouteEntriesPerCall:  50,
+		QuotaVPCCustomRoutesPerTable: 200,
+		QuotaTagsPerResource:         20,
+	}
+}
+
+// NewSettings returns the defaults.
+func NewSettings() *Settings {
+	return &Settings{delays: DefaultDelays(), quotas: DefaultQuotas()}
+}
+
+// Delay returns a named delay (0 when unknown).
+func (s *Settings) Delay(name string) time.Duration {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.delays[name]
+}
+
+// Quota returns a named quota; unknown names panic because they are bugs.
+func (s *Settings) Quota(name string) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	q, ok := s.quotas[name]
+	if !ok {
+		panic(fmt.Sprintf("unknown quota %q", name))
+	}
+	return q
+}
+
+// SetDelay changes a named delay.
+func (s *Settings) SetDelay(name string, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.delays[name]; !ok {
+		return fmt.Errorf("unknown delay %q (known: %v)", name, keys(s.delays))
+	}
+	if d < 0 {
+		return fmt.Errorf("delay %q must not be negative", name)
+	}
+	s.delays[name] = d
+	return nil
+}
+
+// SetQuota changes a named quota.
+func (s *Settings) SetQuota(name string, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.quotas[name]; !ok {
+		return fmt.Errorf("unknown quota %q (known: %v)", name, keys(s.quotas))
+	}
+	if n < 0 {
+		return fmt.Errorf("quota %q must not be negative", name)
+	}
+	s.quotas[name] = n
+	return nil
+}
+
+// Snapshot returns copies of the delays and quotas.
+func (s *Settings) Snapshot() (map[string]time.Duration, map[string]int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d := make(map[string]time.Duration, len(s.delays))
+	for k, v := range s.delays {
+		d[k] = v
+	}
+	q := make(map[string]int, len(s.quotas))
+	for k, v := range s.quotas {
+		q[k] = v
+	}
+	return d, q
+}
+
+// ResetDefaults restores the default delays and quotas.
+func (s *Settings) ResetDefaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delays = DefaultDelays()
+	s.quotas = DefaultQuotas()
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
