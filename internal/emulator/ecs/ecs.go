@@ -27,8 +27,8 @@ func (s *Service) Product() api.Product {
 	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: map[string]api.Action{}}
 }
 
-// Identity returns what the metadata service serves for an instance; the
-// caller holds the store's lock.
+// Identity returns what the metadata service serves for an instance (""
+// means the first instance created); the caller holds the store's lock.
 func (s *Service) Identity(instanceID string) (api.InstanceIdentity, bool) {
 	return api.InstanceIdentity{}, false
 }
