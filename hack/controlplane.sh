@@ -13,7 +13,7 @@ cache="${CONTROLPLANE_CACHE:-$root/.cache/controlplane}"
 k8s_version="$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$tools/go.mod")"
 etcd_version="$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2; exit}' "$tools/go.mod")"
 kwok_version="$(awk '$1=="sigs.k8s.io/kwok"{print $2; exit}' "$tools/go.mod")"
-key="$(cat "$tools/go.mod" "$tools/go.sum" "$0" | sha256sum | cut -c1-12)"
+key="$(cat "$tools/go.mod" "$tools/go.sum" | sha256sum | cut -c1-12)"
 dir="$cache/k8s-${k8s_version}_etcd-${etcd_version}_kwok-${kwok_version}_${key}"
 
 if [[ "${1:-}" == "--print-dir" ]]; then
@@ -26,7 +26,7 @@ missing=()
 for b in "${bins[@]}"; do
   [[ -x "$dir/$b" ]] || missing+=("$b")
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
+if [[ ${#missing[@]} -eq 0 && -s "$dir/kwok-stages.yaml" ]]; then
   echo "controlplane: up to date in $dir"
   exit 0
 fi
@@ -66,4 +66,15 @@ for b in "${missing[@]}"; do
   mv "$dir/$b.tmp" "$dir/$b"
   echo "controlplane: [$i/${#missing[@]}] $b done in $((SECONDS - start))s"
 done
+# kwok needs Stage definitions to drive nodes and pods; use the ones its
+# release ships (fast node init, lease heartbeats, fast pod lifecycle).
+kwok_dir="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+{
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    echo "---"
+    cat "$kwok_dir/kustomize/stage/$f"
+  done
+} > "$dir/kwok-stages.yaml.tmp"
+mv "$dir/kwok-stages.yaml.tmp" "$dir/kwok-stages.yaml"
 echo "controlplane: ready in $dir"
