@@ -22,12 +22,33 @@ import (
 // DefaultRegion is the region of an emulator started without --region.
 const DefaultRegion = "cn-hangzhou"
 
+// AccessKey is a key pair the emulator accepts, with its account.
+type AccessKey = gateway.AccessKey
+
 // Config configures an Emulator.
 type Config struct {
 	// Region is the default region (cn-hangzhou when empty).
 	Region string
 	// StatePath, when set, persists the state in a bbolt file.
 	StatePath string
+	// AccessKeys are the key pairs signed calls must use.
+	AccessKeys []AccessKey
+	// DisableAuth accepts unsigned and wrongly signed calls.
+	DisableAuth bool
+	// AccountID is the account of unauthenticated calls and of the
+	// metadata role (default: the first key's account).
+	AccountID string
+	// RequestLogSize is how many calls the request log keeps.
+	RequestLogSize int
+	// MetadataInstanceID is the instance the metadata service describes
+	// ("" = the first instance).
+	MetadataInstanceID string
+	// MetadataRoleName is the RAM role of the metadata service.
+	MetadataRoleName string
+	// MetadataCredentialTTL is the lifetime of the role's STS credentials.
+	MetadataCredentialTTL time.Duration
+	// MetadataRequireToken makes the metadata service demand IMDSv2 tokens.
+	MetadataRequireToken bool
 }
 
 // Emulator is a running or ready-to-run emulated cloud.
@@ -74,12 +95,23 @@ func New(cfg Config) (*Emulator, error) {
 		return nil, fmt.Errorf("nlb: %w", err)
 	}
 	e.Gateway, err = gateway.New(gateway.Config{
-		Region:   cfg.Region,
-		Store:    st,
-		Products: []api.Product{e.ECS.Product(), e.VPC.Product(), e.SLB.Product(), e.NLB.Product()},
+		Region:                cfg.Region,
+		Store:                 st,
+		Products:              []api.Product{e.ECS.Product(), e.VPC.Product(), e.SLB.Product(), e.NLB.Product()},
+		AccessKeys:            cfg.AccessKeys,
+		DisableAuth:           cfg.DisableAuth,
+		DefaultAccountID:      cfg.AccountID,
+		RequestLogSize:        cfg.RequestLogSize,
+		Identity:              e.ECS.Identity,
+		MetadataInstanceID:    cfg.MetadataInstanceID,
+		MetadataRoleName:      cfg.MetadataRoleName,
+		MetadataCredentialTTL: cfg.MetadataCredentialTTL,
+		MetadataRequireToken:  cfg.MetadataRequireToken,
+		Seed:                  e.Seed,
 	})
 	if err != nil {
-		return nil, err
+		_ = st.Close()
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	return e, nil
 }
@@ -109,6 +141,42 @@ func (e *Emulator) Seed(s *api.Seed) (map[string][]string, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// SeedIfEmpty applies s only when the state is empty, so that a restart
+// with a state file keeps what earlier runs built; it reports whether it
+// seeded.
+func (e *Emulator) SeedIfEmpty(s *api.Seed) (bool, error) {
+	empty, err := e.Store.IsEmpty()
+	if err != nil {
+		return false, err
+	}
+	if !empty {
+		return false, nil
+	}
+	if _, err := e.Seed(s); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Requests returns the logged API calls matching f, oldest first.
+func (e *Emulator) Requests(f gateway.RequestFilter) []gateway.RequestRecord {
+	return e.Gateway.Requests(f)
+}
+
+// Counters returns the per-action call and error counts.
+func (e *Emulator) Counters() []gateway.Counter { return e.Gateway.Counters() }
+
+// Calls returns how many times product's action was called (errors included).
+func (e *Emulator) Calls(product, action string) int { return e.Gateway.Counter(product, action).Calls }
+
+// Addr returns the host:port being served ("" before Start).
+func (e *Emulator) Addr() string {
+	if e.listener == nil {
+		return ""
+	}
+	return e.listener.Addr().String()
 }
 
 // Start serves on addr (e.g. 127.0.0.1:0) and returns the host:port bound.

@@ -5,6 +5,9 @@ package emulatortest
 import (
 	"testing"
 
+	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
+	"github.com/alibabacloud-go/tea/dara"
+
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -38,9 +41,24 @@ func Start(t testing.TB) *Env {
 	return StartWith(t, emulator.Config{})
 }
 
-// StartWith runs an emulator with cfg until the test ends.
+// AccountID is the account that owns the test key.
+const AccountID = "1234567890123456"
+
+// StartWith runs an emulator with cfg until the test ends. Unless auth is
+// disabled, the test key AccessKeyID/AccessKeySecret is added to
+// cfg.AccessKeys, so the clients of Env work against any cfg.
 func StartWith(t testing.TB, cfg emulator.Config) *Env {
 	t.Helper()
+	if !cfg.DisableAuth {
+		have := false
+		for _, k := range cfg.AccessKeys {
+			have = have || k.ID == AccessKeyID
+		}
+		if !have {
+			cfg.AccessKeys = append(append([]emulator.AccessKey(nil), cfg.AccessKeys...),
+				emulator.AccessKey{ID: AccessKeyID, Secret: AccessKeySecret, AccountID: AccountID})
+		}
+	}
 	e, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatalf("new emulator: %v", err)
@@ -114,5 +132,27 @@ func (env *Env) NLB(t testing.TB) *nlb.Client {
 		t.Fatal(err)
 	}
 	c.Domain = env.Endpoint
+	return c
+}
+
+// URL returns the emulator's base URL, e.g. for the control API
+// (URL()+"/_emulator/health") or the metadata service (URL()+"/latest/meta-data/").
+func (env *Env) URL() string { return "http://" + env.Endpoint }
+
+// OpenAPI returns a darabonba generic client (signature V3,
+// ACS3-HMAC-SHA256) pointed at the emulator, as the CCM uses for NLB; call
+// CallApi with Style "RPC" and the product's Action and Version.
+func (env *Env) OpenAPI(t testing.TB) *openapi.Client {
+	t.Helper()
+	c, err := openapi.NewClient(&openapi.Config{
+		AccessKeyId:     dara.String(AccessKeyID),
+		AccessKeySecret: dara.String(AccessKeySecret),
+		RegionId:        dara.String(env.Region),
+		Endpoint:        dara.String(env.Endpoint),
+		Protocol:        dara.String("HTTP"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return c
 }

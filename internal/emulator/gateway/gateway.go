@@ -1,19 +1,22 @@
 // Package gateway is the emulator's HTTP front door: it parses RPC-style
 // OpenAPI calls, authenticates them, applies throttling and fault rules,
 // routes them to a product by Version and Action under the store's lock, and
-// writes responses and errors in the shapes the SDKs parse.
+// writes responses and errors in the shapes the SDKs parse. The same
+// listener serves the control API (/_emulator/) and the ECS instance
+// metadata service (/latest/).
 package gateway
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -27,17 +30,87 @@ type Config struct {
 	Store *store.Store
 	// Products are the emulated products; their Versions must be distinct.
 	Products []api.Product
+
+	// AccessKeys are the key pairs accepted for signed calls.
+	AccessKeys []AccessKey
+	// DisableAuth accepts every call without checking its signature.
+	DisableAuth bool
+	// DefaultAccountID is the account of unauthenticated calls and of the
+	// metadata role (default: the first key's account, else DefaultAccountID).
+	DefaultAccountID string
+	// RequestLogSize is how many calls the request log keeps (default DefaultRequestLogSize).
+	RequestLogSize int
+
+	// Identity resolves the instance the metadata service describes; it
+	// is called under the store's read lock.
+	Identity func(instanceID string) (api.InstanceIdentity, bool)
+	// MetadataInstanceID picks that instance ("" = the first one).
+	MetadataInstanceID string
+	// MetadataRoleName is the RAM role whose credentials the metadata
+	// service hands out (default DefaultMetadataRoleName).
+	MetadataRoleName string
+	// MetadataCredentialTTL is how long those credentials are valid
+	// (default DefaultMetadataCredentialTTL).
+	MetadataCredentialTTL time.Duration
+	// MetadataRequireToken rejects metadata reads without an IMDSv2 token.
+	MetadataRequireToken bool
+
+	// Seed applies a seed for POST /_emulator/seed (nil: not offered).
+	Seed func(*api.Seed) (map[string][]string, error)
 }
 
-// Gateway is an http.Handler serving every product.
+// Gateway is an http.Handler serving every product, the control API and
+// the metadata service.
 type Gateway struct {
 	cfg       Config
 	byVersion map[string]*api.Product
+	auth      *authenticator
+	throttles *throttler
+	faults    *faultSet
+	log       *requestLog
+	meta      *metadata
+	control   *http.ServeMux
+	started   time.Time
+
+	idPrefix [8]byte
+	idSeq    atomic.Uint64
 }
 
 // New returns a gateway over the given products.
 func New(cfg Config) (*Gateway, error) {
-	g := &Gateway{cfg: cfg, byVersion: map[string]*api.Product{}}
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("gateway needs a store")
+	}
+	if cfg.DefaultAccountID == "" {
+		cfg.DefaultAccountID = DefaultAccountID
+		if len(cfg.AccessKeys) > 0 && cfg.AccessKeys[0].AccountID != "" {
+			cfg.DefaultAccountID = cfg.AccessKeys[0].AccountID
+		}
+	}
+	if cfg.MetadataRoleName == "" {
+		cfg.MetadataRoleName = DefaultMetadataRoleName
+	}
+	if cfg.MetadataCredentialTTL <= 0 {
+		cfg.MetadataCredentialTTL = DefaultMetadataCredentialTTL
+	}
+	if cfg.Identity == nil {
+		cfg.Identity = func(string) (api.InstanceIdentity, bool) { return api.InstanceIdentity{}, false }
+	}
+	for _, k := range cfg.AccessKeys {
+		if k.ID == "" || k.Secret == "" {
+			return nil, fmt.Errorf("access key %q needs an id and a secret", k.ID)
+		}
+	}
+	g := &Gateway{
+		cfg:       cfg,
+		byVersion: map[string]*api.Product{},
+		auth:      newAuthenticator(cfg.AccessKeys, cfg.DisableAuth),
+		throttles: &throttler{},
+		faults:    &faultSet{},
+		log:       newRequestLog(cfg.RequestLogSize),
+		meta:      newMetadata(),
+		started:   time.Now(),
+	}
 	for i := range cfg.Products {
 		p := &cfg.Products[i]
 		if _, dup := g.byVersion[p.Version]; dup {
@@ -45,19 +118,58 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		g.byVersion[p.Version] = p
 	}
+	if _, err := rand.Read(g.idPrefix[:]); err != nil {
+		return nil, fmt.Errorf("seed request ids: %w", err)
+	}
+	g.control = g.controlMux()
 	return g, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	reqID := strings.ToUpper(uuid.NewString())
+	switch p := r.URL.Path; {
+	case p == "/_emulator" || strings.HasPrefix(p, ControlPrefix):
+		g.control.ServeHTTP(w, r)
+	case strings.HasPrefix(p, "/latest/"):
+		g.serveMetadata(w, r)
+	default:
+		g.serveAPI(w, r)
+	}
+}
+
+// incoming is a parsed API call before routing.
+type incoming struct {
+	params api.Params
+	pairs  []pair
+	body   []byte
+}
+
+var notFoundAPI = api.Errorf(http.StatusNotFound, "InvalidApi.NotFound", "Specified api is not found, please check your url and method.")
+
+func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := RequestRecord{Time: start, RequestID: g.newRequestID()}
 	host := "emulator"
-	params, err := mergedParams(r)
+	finish := func(status int, code string) {
+		rec.Status, rec.Code = status, code
+		rec.Latency = Duration(time.Since(start))
+		g.log.add(rec)
+	}
+	fail := func(err error) {
+		e := asAPIError(err)
+		writeError(w, rec.RequestID, host, e)
+		finish(e.Status, e.Code)
+	}
+
+	in, err := readIncoming(r)
+	if in != nil {
+		rec.Params = sanitize(in.params)
+	}
 	if err != nil {
-		writeError(w, reqID, host, api.Errorf(http.StatusBadRequest, "InvalidParameter", "The request body could not be parsed: %v", err))
+		fail(err)
 		return
 	}
-	action, version := params.String("Action"), params.String("Version")
+	action, version := in.params.String("Action"), in.params.String("Version")
 	if strings.HasPrefix(r.Header.Get("Authorization"), "ACS3-") || action == "" {
 		if a := r.Header.Get("x-acs-action"); a != "" {
 			action = a
@@ -66,26 +178,63 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			version = v
 		}
 	}
+	rec.Action, rec.Version = action, version
 	if action == "" {
-		writeError(w, reqID, host, api.MissingParameter("Action"))
+		fail(api.MissingParameter("Action"))
 		return
 	}
 	if version == "" {
-		writeError(w, reqID, host, api.MissingParameter("Version"))
+		fail(api.MissingParameter("Version"))
 		return
 	}
 	prod, ok := g.byVersion[version]
 	if !ok {
-		writeError(w, reqID, host, api.Errorf(http.StatusNotFound, "InvalidApi.NotFound", "Specified api is not found, please check your url and method."))
+		fail(notFoundAPI)
 		return
 	}
-	host = prod.Host
+	host, rec.Product = prod.Host, prod.Name
 	act, ok := prod.Actions[action]
 	if !ok {
-		writeError(w, reqID, host, api.Errorf(http.StatusNotFound, "InvalidApi.NotFound", "Specified api is not found, please check your url and method."))
+		fail(notFoundAPI)
 		return
 	}
-	region := params.String("RegionId")
+	if f := in.params.String("Format"); f != "" && !strings.EqualFold(f, "JSON") {
+		fail(api.InvalidParameter("Format", "The emulator answers JSON only; the specified Format %q is not supported.", f))
+		return
+	}
+	who, err := g.auth.verify(r, in, start)
+	rec.AccessKeyID, rec.AccountID = who.accessKeyID, who.account
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := g.throttles.allow(prod.Name, action, who.account, start); err != nil {
+		fail(err)
+		return
+	}
+	fo := g.faults.match(prod.Name, action)
+	rec.Fault = fo.ruleID
+	if fo.latency > 0 {
+		t := time.NewTimer(fo.latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			finish(0, "ClientClosed")
+			return
+		}
+	}
+	if fo.drop {
+		dropConnection(w)
+		finish(0, "ConnectionDropped")
+		return
+	}
+	if fo.err != nil {
+		fail(fo.err)
+		return
+	}
+
+	region := in.params.String("RegionId")
 	if region == "" {
 		region = g.cfg.Region
 	}
@@ -94,22 +243,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Action:      action,
 		Version:     version,
 		RegionID:    region,
-		AccountID:   "1234567890123456",
-		AccessKeyID: params.String("AccessKeyId"),
-		RequestID:   reqID,
-		Now:         time.Now(),
-		Params:      params,
+		AccountID:   who.account,
+		AccessKeyID: who.accessKeyID,
+		RequestID:   rec.RequestID,
+		Now:         start,
+		Params:      in.params,
 	}
 	body, err := g.run(act, req)
 	if err != nil {
-		writeError(w, reqID, host, err)
+		fail(err)
 		return
 	}
 	if body == nil {
 		body = map[string]any{}
 	}
-	body["RequestId"] = reqID
+	body["RequestId"] = rec.RequestID
 	writeJSON(w, http.StatusOK, body)
+	finish(http.StatusOK, CodeOK)
 }
 
 func (g *Gateway) run(act api.Action, req *api.Request) (map[string]any, error) {
@@ -131,39 +281,86 @@ func (g *Gateway) run(act api.Action, req *api.Request) (map[string]any, error) 
 	return body, nil
 }
 
-// mergedParams merges the URL query and a form-encoded body.
-func mergedParams(r *http.Request) (api.Params, error) {
-	p := api.Params{}
-	for k, v := range r.URL.Query() {
-		if len(v) > 0 {
-			p[k] = v[0]
-		}
+// newRequestID returns a UUID-shaped id: a random per-gateway prefix and a
+// counter, which is unique and much cheaper than crypto randomness per call.
+func (g *Gateway) newRequestID() string {
+	var b [16]byte
+	copy(b[:8], g.idPrefix[:])
+	n := g.idSeq.Add(1)
+	for i := 15; i >= 8; i-- {
+		b[i] = byte(n)
+		n >>= 8
 	}
-	if r.Body != nil && r.Method != http.MethodGet {
-		data, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-		if err != nil {
-			return nil, err
-		}
-		if len(data) > 0 {
-			form, err := url.ParseQuery(string(data))
-			if err != nil {
-				return nil, err
-			}
-			for k, v := range form {
-				if len(v) > 0 {
-					p[k] = v[0]
-				}
-			}
-		}
-	}
-	return p, nil
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return strings.ToUpper(string(out[:]))
 }
 
-func writeError(w http.ResponseWriter, reqID, host string, err error) {
-	e, ok := err.(*api.Error)
-	if !ok {
-		e = api.Errorf(http.StatusInternalServerError, "InternalError", "The request processing has failed due to some unknown error, exception or failure.")
+// readIncoming merges the URL query and a form-encoded body, keeping the
+// decoded pairs for signature checks.
+func readIncoming(r *http.Request) (*incoming, error) {
+	in := &incoming{params: api.Params{}}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return in, api.Errorf(http.StatusBadRequest, "InvalidParameter", "The request query could not be parsed: %v", err)
 	}
+	add := func(vals url.Values) {
+		for k, vs := range vals {
+			for _, v := range vs {
+				in.pairs = append(in.pairs, pair{k, v})
+			}
+			if len(vs) > 0 {
+				in.params[k] = vs[0]
+			}
+		}
+	}
+	add(q)
+	if r.Body != nil {
+		data, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		if err != nil {
+			return in, api.Errorf(http.StatusBadRequest, "InvalidParameter", "The request body could not be read: %v", err)
+		}
+		in.body = data
+		ct := strings.ToLower(r.Header.Get("Content-Type"))
+		if len(data) > 0 && (ct == "" || strings.HasPrefix(ct, "application/x-www-form-urlencoded")) {
+			form, err := url.ParseQuery(string(data))
+			if err != nil {
+				return in, api.Errorf(http.StatusBadRequest, "InvalidParameter", "The request body could not be parsed: %v", err)
+			}
+			add(form)
+		}
+	}
+	return in, nil
+}
+
+func dropConnection(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
+}
+
+func asAPIError(err error) *api.Error {
+	if e, ok := err.(*api.Error); ok {
+		return e
+	}
+	return api.Errorf(http.StatusInternalServerError, "InternalError", "The request processing has failed due to some unknown error, exception or failure.")
+}
+
+func writeError(w http.ResponseWriter, reqID, host string, e *api.Error) {
 	for k, v := range e.Headers {
 		w.Header().Set(k, v)
 	}
@@ -185,4 +382,108 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// Requests returns the logged calls matching f, oldest first.
+func (g *Gateway) Requests(f RequestFilter) []RequestRecord { return g.log.records(f) }
+
+// Counters returns the per-action call and error counts, sorted.
+func (g *Gateway) Counters() []Counter { return g.log.counterList() }
+
+// Counter returns the counts of one action (zero when never called).
+func (g *Gateway) Counter(product, action string) Counter { return g.log.counter(product, action) }
+
+// ResetRequests empties the request log (sequence numbers keep counting).
+func (g *Gateway) ResetRequests() { g.log.clearRecords() }
+
+// ResetCounters zeroes the per-action counters.
+func (g *Gateway) ResetCounters() { g.log.clearCounters() }
+
+// AddFault installs a fault rule and returns it with its id.
+func (g *Gateway) AddFault(r FaultRule) (FaultRule, error) { return g.faults.add(r) }
+
+// Faults lists the active fault rules.
+func (g *Gateway) Faults() []FaultRule { return g.faults.list() }
+
+// RemoveFault deletes one fault rule and reports whether it existed.
+func (g *Gateway) RemoveFault(id string) bool { return g.faults.remove(id) }
+
+// ClearFaults deletes every fault rule.
+func (g *Gateway) ClearFaults() { g.faults.clear() }
+
+// AddThrottle installs a throttle rule and returns it with its id.
+func (g *Gateway) AddThrottle(r ThrottleRule) (ThrottleRule, error) { return g.throttles.add(r) }
+
+// Throttles lists the active throttle rules.
+func (g *Gateway) Throttles() []ThrottleRule { return g.throttles.list() }
+
+// RemoveThrottle deletes one throttle rule and reports whether it existed.
+func (g *Gateway) RemoveThrottle(id string) bool { return g.throttles.remove(id) }
+
+// ClearThrottles deletes every throttle rule.
+func (g *Gateway) ClearThrottles() { g.throttles.clear() }
+
+// Settings returns the store's delays and quotas.
+func (g *Gateway) Settings() SettingsDoc {
+	d, q := g.cfg.Store.Settings().Snapshot()
+	doc := SettingsDoc{Delays: map[string]Duration{}, Quotas: q}
+	for k, v := range d {
+		doc.Delays[k] = Duration(v)
+	}
+	return doc
+}
+
+// UpdateSettings changes the named delays and quotas; it checks every name
+// first so that a bad document changes nothing.
+func (g *Gateway) UpdateSettings(doc SettingsDoc) error {
+	s := g.cfg.Store.Settings()
+	d, q := s.Snapshot()
+	for k, v := range doc.Delays {
+		if _, ok := d[k]; !ok {
+			return fmt.Errorf("unknown delay %q (known: %s)", k, strings.Join(store.SortedKeys(d), ", "))
+		}
+		if v < 0 {
+			return fmt.Errorf("delay %q must not be negative", k)
+		}
+	}
+	for k, v := range doc.Quotas {
+		if _, ok := q[k]; !ok {
+			return fmt.Errorf("unknown quota %q (known: %s)", k, strings.Join(store.SortedKeys(q), ", "))
+		}
+		if v < 0 {
+			return fmt.Errorf("quota %q must not be negative", k)
+		}
+	}
+	for k, v := range doc.Delays {
+		if err := s.SetDelay(k, time.Duration(v)); err != nil {
+			return err
+		}
+	}
+	for k, v := range doc.Quotas {
+		if err := s.SetQuota(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reset returns the emulator to a fresh account: empty state, default
+// settings, and no request log, counters, faults or throttles.
+func (g *Gateway) Reset() error {
+	if err := g.cfg.Store.Reset(); err != nil {
+		return fmt.Errorf("reset state: %w", err)
+	}
+	g.cfg.Store.Settings().ResetDefaults()
+	g.ResetRequests()
+	g.ResetCounters()
+	g.ClearFaults()
+	g.ClearThrottles()
+	return nil
+}
+
+// RoleCredentials returns the STS credentials the metadata service
+// currently hands out for its role, for in-process callers.
+func (g *Gateway) RoleCredentials() (accessKeyID, accessKeySecret, securityToken string, expires time.Time) {
+	c := g.roleCredentials(time.Now())
+	return c.AccessKeyID, c.AccessKeySecret, c.SecurityToken, c.expires
 }

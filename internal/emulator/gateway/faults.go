@@ -1,0 +1,215 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+// Duration is a time.Duration that reads and writes as a Go duration
+// string ("500ms", "2s") in JSON, so control API bodies stay readable.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON accepts a duration string, or a number of milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("parse duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var ms float64
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return fmt.Errorf("a duration must be a string like \"500ms\" or a number of milliseconds")
+	}
+	*d = Duration(time.Duration(ms * float64(time.Millisecond)))
+	return nil
+}
+
+// FaultError is the error response a fault rule injects.
+type FaultError struct {
+	// Code is the API error code, e.g. ServiceUnavailable or Conflict.Lock.
+	Code string `json:"code"`
+	// Status is the HTTP status (default: 500 for InternalError, 503 for
+	// ServiceUnavailable, else 400).
+	Status int `json:"status,omitempty"`
+	// Message is the error message (a generic one when empty).
+	Message string `json:"message,omitempty"`
+}
+
+// FaultRule injects an error, latency or a dropped connection into matching
+// calls before their handler runs, so an injected error never changes state.
+type FaultRule struct {
+	// ID is assigned by the gateway when the rule is added.
+	ID string `json:"id"`
+	// Product matches a product name (ecs, vpc, slb, nlb; "" = any).
+	Product string `json:"product,omitempty"`
+	// Action matches an action name ("" = any).
+	Action string `json:"action,omitempty"`
+	// Probability fires the rule on this fraction of matching calls
+	// (0 or absent = every call).
+	Probability float64 `json:"probability,omitempty"`
+	// Count fires the rule this many times, then removes it (0 = forever).
+	Count int `json:"count,omitempty"`
+	// Error makes the call fail with this error.
+	Error *FaultError `json:"error,omitempty"`
+	// Latency delays the call by this long before it is served.
+	Latency Duration `json:"latency,omitempty"`
+	// Drop closes the connection without a response.
+	Drop bool `json:"drop,omitempty"`
+	// Fired counts how often the rule fired.
+	Fired int `json:"fired"`
+}
+
+// faultOutcome is what the matching rules decided for one call.
+type faultOutcome struct {
+	latency time.Duration
+	err     *api.Error
+	drop    bool
+	ruleID  string
+}
+
+type faultSet struct {
+	mu    sync.Mutex
+	rules []*FaultRule
+}
+
+func (f *faultSet) add(r FaultRule) (FaultRule, error) {
+	r.Product = strings.ToLower(r.Product)
+	kinds := 0
+	if r.Error != nil {
+		kinds++
+		if r.Error.Code == "" {
+			return r, fmt.Errorf("error.code is required")
+		}
+		if r.Error.Status == 0 {
+			switch r.Error.Code {
+			case "InternalError":
+				r.Error.Status = http.StatusInternalServerError
+			case "ServiceUnavailable":
+				r.Error.Status = http.StatusServiceUnavailable
+			default:
+				r.Error.Status = http.StatusBadRequest
+			}
+		}
+		if r.Error.Status < 400 || r.Error.Status > 599 {
+			return r, fmt.Errorf("error.status must be a 4xx or 5xx HTTP status, got %d", r.Error.Status)
+		}
+		if r.Error.Message == "" {
+			r.Error.Message = "The request failed because of an injected fault (" + r.Error.Code + ")."
+		}
+	}
+	if r.Latency > 0 {
+		kinds++
+	}
+	if r.Latency < 0 {
+		return r, fmt.Errorf("latency must not be negative")
+	}
+	if r.Drop {
+		kinds++
+	}
+	if kinds != 1 {
+		return r, fmt.Errorf("a fault rule needs exactly one of error, latency or drop")
+	}
+	if r.Probability < 0 || r.Probability > 1 {
+		return r, fmt.Errorf("probability must be between 0 and 1, got %v", r.Probability)
+	}
+	if r.Count < 0 {
+		return r, fmt.Errorf("count must not be negative")
+	}
+	r.ID = "flt-" + store.RandomString(8)
+	r.Fired = 0
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cp := r
+	f.rules = append(f.rules, &cp)
+	return r, nil
+}
+
+func (f *faultSet) list() []FaultRule {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]FaultRule, 0, len(f.rules))
+	for _, r := range f.rules {
+		cp := *r
+		if r.Error != nil {
+			e := *r.Error
+			cp.Error = &e
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+func (f *faultSet) remove(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range f.rules {
+		if r.ID == id {
+			f.rules = append(f.rules[:i], f.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func (f *faultSet) clear() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = nil
+}
+
+// match evaluates the rules in order: latencies add up, and the first error
+// or drop that fires ends the evaluation.
+func (f *faultSet) match(product, action string) faultOutcome {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out faultOutcome
+	if len(f.rules) == 0 {
+		return out
+	}
+	kept := f.rules[:0]
+	done := false
+	for _, r := range f.rules {
+		fire := !done && (r.Product == "" || r.Product == product) && (r.Action == "" || r.Action == action) &&
+			(r.Probability == 0 || rand.Float64() < r.Probability)
+		if fire {
+			r.Fired++
+			out.ruleID = r.ID
+			switch {
+			case r.Error != nil:
+				out.err = api.Errorf(r.Error.Status, r.Error.Code, "%s", r.Error.Message)
+				done = true
+			case r.Drop:
+				out.drop = true
+				done = true
+			default:
+				out.latency += time.Duration(r.Latency)
+			}
+		}
+		if r.Count > 0 && r.Fired >= r.Count {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	for i := len(kept); i < len(f.rules); i++ {
+		f.rules[i] = nil
+	}
+	f.rules = kept
+	return out
+}
