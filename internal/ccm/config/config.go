@@ -1,0 +1,486 @@
+// Package config reads the CCM's cloud-config file (the existing Alibaba
+// Cloud CCM's format: YAML or JSON with a Global section, keys matched
+// case-insensitively), applies the environment overrides and fills region,
+// VPC, vSwitch and zone from the instance metadata service.
+package config
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultClusterID is the cluster id the existing CCM uses when clusterID
+// is unset; names and tags it wrote carry it, so we must too.
+const DefaultClusterID = "clusterid"
+
+// DefaultKubernetesClusterTag is the ECS tag key that marks a cluster's instances.
+const DefaultKubernetesClusterTag = "ack.aliyun.com"
+
+// File is the cloud-config file: {"Global": {...}}.
+type File struct {
+	// Global holds every setting.
+	Global Global `json:"Global"`
+}
+
+// Global is the Global section. Field names follow the existing CCM so its
+// files keep working; encoding/json matches them case-insensitively.
+type Global struct {
+	UID                            string `json:"uid,omitempty"`
+	AccessKeyID                    string `json:"accessKeyID,omitempty"`
+	AccessKeySecret                string `json:"accessKeySecret,omitempty"`
+	ClusterID                      string `json:"clusterID,omitempty"`
+	KubernetesClusterTag           string `json:"kubernetesClusterTag,omitempty"`
+	Region                         string `json:"region,omitempty"`
+	VpcID                          string `json:"vpcid,omitempty"`
+	ZoneID                         string `json:"zoneid,omitempty"`
+	VswitchID                      string `json:"vswitchid,omitempty"`
+	ResourceGroupID                string `json:"resourceGroupID,omitempty"`
+	ServiceMaxConcurrentReconciles int    `json:"serviceMaxConcurrentReconciles,omitempty"`
+	ServiceBackendType             string `json:"serviceBackendType,omitempty"`
+	DisablePublicSLB               bool   `json:"disablePublicSLB,omitempty"`
+	NodeMaxConcurrentReconciles    int    `json:"nodeMaxConcurrentReconciles,omitempty"`
+	RouteMaxConcurrentReconciles   int    `json:"routeMaxConcurrentReconciles,omitempty"`
+	RouteTableIDs                  string `json:"routeTableIDs,omitempty"`
+	PrivateZoneID                  string `json:"privateZoneId,omitempty"`
+	PrivateZoneRecordTTL           int64  `json:"privateZoneRecordTTL,omitempty"`
+	FeatureGates                   string `json:"featureGates,omitempty"`
+	NodeMonitorPeriod              int64  `json:"nodeMonitorPeriod,omitempty"`
+	NodeAddrSyncPeriod             int64  `json:"nodeAddrSyncPeriod,omitempty"`
+
+	// Our additions: per-product endpoints (host[:port]) and scheme, which
+	// the environment variables override.
+	ECSEndpoint      string `json:"ecsEndpoint,omitempty"`
+	VPCEndpoint      string `json:"vpcEndpoint,omitempty"`
+	SLBEndpoint      string `json:"slbEndpoint,omitempty"`
+	NLBEndpoint      string `json:"nlbEndpoint,omitempty"`
+	Scheme           string `json:"scheme,omitempty"`
+	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
+	// RAMRoleName picks the instance RAM role (default: the only one listed).
+	RAMRoleName string `json:"ramRoleName,omitempty"`
+}
+
+// Endpoints are where each product's API is reached.
+type Endpoints struct {
+	ECS, VPC, SLB, NLB string
+	// Scheme is HTTPS (default) or HTTP.
+	Scheme string
+}
+
+// Config is the validated configuration the CCM runs with.
+type Config struct {
+	ClusterID            string
+	KubernetesClusterTag string
+	Region               string
+	VpcID                string
+	// ZoneID is the zone of the CCM's own instance (informational).
+	ZoneID string
+	// VSwitchIDs maps zone → vSwitch ("" zone when the file gave a bare id).
+	VSwitchIDs      map[string]string
+	ResourceGroupID string
+	RouteTableIDs   []string
+	// ServiceBackendType is ecs or eni.
+	ServiceBackendType string
+	DisablePublicSLB   bool
+	FeatureGates       map[string]bool
+	Endpoints          Endpoints
+	MetadataEndpoint   string
+	RAMRoleName        string
+	// StaticCredentials is the AccessKey from the file or the environment, if any.
+	StaticCredentials              *AccessKey
+	ServiceMaxConcurrentReconciles int
+}
+
+// AccessKey is an AccessKey pair. Its secret never prints.
+type AccessKey struct {
+	ID     string
+	Secret Secret
+}
+
+// Secret is a string that formats as [redacted] so it cannot leak into logs,
+// events or errors by accident.
+type Secret string
+
+// String implements fmt.Stringer.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString implements fmt.GoStringer.
+func (Secret) GoString() string { return "[redacted]" }
+
+// MarshalJSON keeps secrets out of JSON dumps.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// Reveal returns the secret for signing requests.
+func (s Secret) Reveal() string { return string(s) }
+
+// FieldError is a configuration error that names the offending field.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+// Error implements error.
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("cloud-config: field %s: %s", e.Field, e.Reason)
+}
+
+// Env is how the environment is read (os.LookupEnv in production).
+type Env func(key string) (string, bool)
+
+// MetadataSource answers instance-metadata questions (region-id, vpc-id, ...).
+type MetadataSource interface {
+	Get(path string) (string, error)
+}
+
+// Parse decodes a cloud-config file. Unknown fields are returned as
+// warnings, not errors, so files written for other versions still load.
+func Parse(data []byte) (*File, []string, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return &File{}, nil, nil
+	}
+	if !utf8.Valid(data) {
+		return nil, nil, errors.New("cloud-config: not valid UTF-8")
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cloud-config: not valid YAML or JSON: %w", err)
+	}
+	var f File
+	if err := json.Unmarshal(js, &f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, nil, &FieldError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, got a JSON %s", te.Type, te.Value)}
+		}
+		return nil, nil, fmt.Errorf("cloud-config: %w", err)
+	}
+	return &f, unknownFields(js), nil
+}
+
+// unknownFields lists keys that no field matches (case-insensitively).
+func unknownFields(js []byte) []string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(js, &raw) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range raw {
+		if !strings.EqualFold(k, "Global") {
+			out = append(out, k)
+			continue
+		}
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(v, &inner) != nil {
+			continue
+		}
+		known := map[string]bool{}
+		t := reflect.TypeOf(Global{})
+		for i := 0; i < t.NumField(); i++ {
+			known[strings.ToLower(strings.Split(t.Field(i).Tag.Get("json"), ",")[0])] = true
+		}
+		for ik := range inner {
+			if !known[strings.ToLower(ik)] {
+				out = append(out, "Global."+ik)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load reads the file at path (empty: no file) and builds the Config.
+func Load(path string, env Env, md MetadataSource) (*Config, []string, error) {
+	var data []byte
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cloud-config: %w", err)
+		}
+		defer f.Close()
+		if data, err = io.ReadAll(io.LimitReader(f, 1<<20)); err != nil {
+			return nil, nil, fmt.Errorf("cloud-config %s: %w", path, err)
+		}
+	}
+	file, warnings, err := Parse(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := Build(file, env, md)
+	return cfg, warnings, err
+}
+
+// Build validates the file, applies the environment and fills the gaps
+// from instance metadata.
+func Build(f *File, env Env, md MetadataSource) (*Config, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	g := f.Global
+	c := &Config{
+		ClusterID:                      g.ClusterID,
+		KubernetesClusterTag:           g.KubernetesClusterTag,
+		Region:                         g.Region,
+		VpcID:                          g.VpcID,
+		ZoneID:                         g.ZoneID,
+		ResourceGroupID:                g.ResourceGroupID,
+		DisablePublicSLB:               g.DisablePublicSLB,
+		RAMRoleName:                    g.RAMRoleName,
+		ServiceMaxConcurrentReconciles: g.ServiceMaxConcurrentReconciles,
+	}
+	if c.ClusterID == "" {
+		c.ClusterID = DefaultClusterID
+	}
+	if c.KubernetesClusterTag == "" {
+		c.KubernetesClusterTag = DefaultKubernetesClusterTag
+	}
+	var err error
+	if c.VSwitchIDs, err = parseVSwitches(g.VswitchID); err != nil {
+		return nil, err
+	}
+	for _, id := range strings.Split(g.RouteTableIDs, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			if !strings.HasPrefix(id, "vtb-") {
+				return nil, &FieldError{Field: "Global.routeTableIDs", Reason: fmt.Sprintf("%q is not a route table id (vtb-...)", id)}
+			}
+			c.RouteTableIDs = append(c.RouteTableIDs, id)
+		}
+	}
+	switch bt := strings.ToLower(g.ServiceBackendType); bt {
+	case "", "ecs", "eni":
+		c.ServiceBackendType = bt
+	default:
+		return nil, &FieldError{Field: "Global.serviceBackendType", Reason: fmt.Sprintf("must be ecs or eni, got %q", g.ServiceBackendType)}
+	}
+	if v, ok := env("SERVICE_FORCE_BACKEND_ENI"); ok && v != "" {
+		switch strings.ToLower(v) {
+		case "true":
+			c.ServiceBackendType = "eni"
+		case "false":
+			c.ServiceBackendType = "ecs"
+		default:
+			return nil, &FieldError{Field: "env SERVICE_FORCE_BACKEND_ENI", Reason: fmt.Sprintf("must be true or false, got %q", v)}
+		}
+	}
+	if c.ServiceBackendType == "" {
+		c.ServiceBackendType = "ecs"
+	}
+	if g.ServiceMaxConcurrentReconciles < 0 {
+		return nil, &FieldError{Field: "Global.serviceMaxConcurrentReconciles", Reason: "must not be negative"}
+	}
+	if c.FeatureGates, err = parseFeatureGates(g.FeatureGates); err != nil {
+		return nil, err
+	}
+	if err := c.setEndpoints(g, env); err != nil {
+		return nil, err
+	}
+	if err := c.setCredentials(g, env); err != nil {
+		return nil, err
+	}
+	if md != nil {
+		if err := c.fillFromMetadata(md); err != nil {
+			return nil, err
+		}
+	}
+	if c.Region == "" {
+		return nil, &FieldError{Field: "Global.region", Reason: "not set and not available from the instance metadata service"}
+	}
+	if c.VpcID == "" {
+		return nil, &FieldError{Field: "Global.vpcid", Reason: "not set and not available from the instance metadata service"}
+	}
+	return c, nil
+}
+
+func (c *Config) setEndpoints(g Global, env Env) error {
+	pick := func(field, fromFile, envKey string) (string, error) {
+		v := fromFile
+		if e, ok := env(envKey); ok && e != "" {
+			v, field = e, "env "+envKey
+		}
+		return endpointHost(field, v)
+	}
+	var err error
+	if c.Endpoints.ECS, err = pick("Global.ecsEndpoint", g.ECSEndpoint, "ECS_ENDPOINT"); err != nil {
+		return err
+	}
+	if c.Endpoints.VPC, err = pick("Global.vpcEndpoint", g.VPCEndpoint, "VPC_ENDPOINT"); err != nil {
+		return err
+	}
+	if c.Endpoints.SLB, err = pick("Global.slbEndpoint", g.SLBEndpoint, "SLB_ENDPOINT"); err != nil {
+		return err
+	}
+	if c.Endpoints.NLB, err = pick("Global.nlbEndpoint", g.NLBEndpoint, "NLB_ENDPOINT"); err != nil {
+		return err
+	}
+	scheme, field := g.Scheme, "Global.scheme"
+	if e, ok := env("ALICLOUD_CLIENT_SCHEME"); ok && e != "" {
+		scheme, field = e, "env ALICLOUD_CLIENT_SCHEME"
+	}
+	switch strings.ToUpper(scheme) {
+	case "":
+		c.Endpoints.Scheme = "HTTPS"
+	case "HTTP", "HTTPS":
+		c.Endpoints.Scheme = strings.ToUpper(scheme)
+	default:
+		return &FieldError{Field: field, Reason: fmt.Sprintf("must be HTTP or HTTPS, got %q", scheme)}
+	}
+	c.MetadataEndpoint = g.MetadataEndpoint
+	if e, ok := env("METADATA_ENDPOINT"); ok && e != "" {
+		c.MetadataEndpoint = e
+	}
+	if c.MetadataEndpoint == "" {
+		c.MetadataEndpoint = "http://100.100.100.200"
+	}
+	if u, err := url.Parse(c.MetadataEndpoint); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return &FieldError{Field: "metadataEndpoint/METADATA_ENDPOINT", Reason: fmt.Sprintf("must be an http(s) URL, got %q", c.MetadataEndpoint)}
+	}
+	return nil
+}
+
+// endpointHost keeps only host[:port], as the existing CCM does with the
+// *_ENDPOINT variables.
+func endpointHost(field, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port] or URL: %q", v)}
+		}
+		return u.Host, nil
+	}
+	if strings.ContainsAny(v, "/ ") {
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port]: %q", v)}
+	}
+	return v, nil
+}
+
+func (c *Config) setCredentials(g Global, env Env) error {
+	if g.AccessKeyID != "" || g.AccessKeySecret != "" {
+		if g.AccessKeyID == "" || g.AccessKeySecret == "" {
+			return &FieldError{Field: "Global.accessKeyID/accessKeySecret", Reason: "both must be set, or neither"}
+		}
+		id, err := base64.StdEncoding.DecodeString(strings.TrimSpace(g.AccessKeyID))
+		if err != nil {
+			return &FieldError{Field: "Global.accessKeyID", Reason: "must be base64-encoded"}
+		}
+		secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(g.AccessKeySecret))
+		if err != nil {
+			// Never echo the value: it is a secret.
+			return &FieldError{Field: "Global.accessKeySecret", Reason: "must be base64-encoded"}
+		}
+		c.StaticCredentials = &AccessKey{ID: strings.TrimSpace(string(id)), Secret: Secret(strings.TrimSpace(string(secret)))}
+		return nil
+	}
+	for _, pair := range [][2]string{
+		{"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"},
+		{"ACCESS_KEY_ID", "ACCESS_KEY_SECRET"},
+	} {
+		id, _ := env(pair[0])
+		secret, _ := env(pair[1])
+		if id == "" && secret == "" {
+			continue
+		}
+		if id == "" || secret == "" {
+			return &FieldError{Field: "env " + pair[0] + "/" + pair[1], Reason: "both must be set, or neither"}
+		}
+		c.StaticCredentials = &AccessKey{ID: id, Secret: Secret(secret)}
+		return nil
+	}
+	return nil
+}
+
+func (c *Config) fillFromMetadata(md MetadataSource) error {
+	fill := func(dst *string, path string) error {
+		if *dst != "" {
+			return nil
+		}
+		v, err := md.Get(path)
+		if err != nil {
+			return fmt.Errorf("cloud-config: %s not set and instance metadata %s failed: %w", path, path, err)
+		}
+		*dst = strings.TrimSpace(v)
+		return nil
+	}
+	if err := fill(&c.Region, "region-id"); err != nil {
+		return err
+	}
+	if err := fill(&c.VpcID, "vpc-id"); err != nil {
+		return err
+	}
+	if err := fill(&c.ZoneID, "zone-id"); err != nil {
+		return err
+	}
+	if len(c.VSwitchIDs) == 0 {
+		vsw := ""
+		if err := fill(&vsw, "vswitch-id"); err != nil {
+			return err
+		}
+		if vsw != "" {
+			c.VSwitchIDs = map[string]string{c.ZoneID: vsw}
+		}
+	}
+	return nil
+}
+
+// parseVSwitches reads "zone:vsw,zone:vsw" or a bare "vsw".
+func parseVSwitches(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		zone, vsw, found := strings.Cut(item, ":")
+		if !found {
+			zone, vsw = "", item
+		}
+		if !strings.HasPrefix(vsw, "vsw-") {
+			return nil, &FieldError{Field: "Global.vswitchid", Reason: fmt.Sprintf("%q is not zone:vsw-... or vsw-...", item)}
+		}
+		out[zone] = vsw
+	}
+	return out, nil
+}
+
+func parseFeatureGates(s string) (map[string]bool, error) {
+	known := map[string]bool{"IPv6DualStack": false, "EndpointSlice": true, "FilterServiceOnNodeChange": false, "LoadBalancerTypeAnnotation": false}
+	out := map[string]bool{}
+	for k, v := range known {
+		out[k] = v
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("%q is not Gate=true|false", item)}
+		}
+		if _, exists := known[k]; !exists {
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("unknown gate %q (known: IPv6DualStack, EndpointSlice, FilterServiceOnNodeChange, LoadBalancerTypeAnnotation)", k)}
+		}
+		switch strings.ToLower(v) {
+		case "true":
+			out[k] = true
+		case "false":
+			out[k] = false
+		default:
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("gate %s must be true or false, got %q", k, v)}
+		}
+	}
+	return out, nil
+}

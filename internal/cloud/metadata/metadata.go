@@ -1,0 +1,135 @@
+// Package metadata reads the ECS instance metadata service
+// (http://100.100.100.200 by default), with IMDSv2 session tokens.
+package metadata
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Client reads instance metadata. It is safe for concurrent use.
+type Client struct {
+	base string
+	http *http.Client
+	v2   bool
+
+	mu       sync.Mutex
+	token    string
+	tokenExp time.Time
+}
+
+// New returns a client for the metadata service at base; v2 uses IMDSv2
+// session tokens, as the existing CCM does by default.
+func New(base string, v2 bool) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), http: &http.Client{Timeout: 5 * time.Second}, v2: v2}
+}
+
+const tokenTTL = 6 * time.Hour
+
+func (c *Client) sessionToken(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token != "" && time.Now().Before(c.tokenExp) {
+		return c.token, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+"/latest/api/token", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("X-aliyun-ecs-metadata-token-ttl-seconds", fmt.Sprint(int(tokenTTL.Seconds())))
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("metadata token: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("metadata token: HTTP %d", resp.StatusCode)
+	}
+	c.token = strings.TrimSpace(string(body))
+	c.tokenExp = time.Now().Add(tokenTTL - time.Minute)
+	return c.token, nil
+}
+
+// Get returns the value at /latest/meta-data/<path>.
+func (c *Client) Get(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.GetContext(ctx, path)
+}
+
+// GetContext is Get with a context.
+func (c *Client) GetContext(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/latest/meta-data/"+strings.TrimLeft(path, "/"), nil)
+	if err != nil {
+		return "", err
+	}
+	if c.v2 {
+		tok, err := c.sessionToken(ctx)
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("X-aliyun-ecs-metadata-token", tok)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("metadata %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return "", fmt.Errorf("metadata %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("metadata %s: HTTP %d", path, resp.StatusCode)
+	}
+	return string(body), nil
+}
+
+// RoleCredentials are the temporary credentials of an instance RAM role.
+type RoleCredentials struct {
+	AccessKeyID     string    `json:"AccessKeyId"`
+	AccessKeySecret string    `json:"AccessKeySecret"`
+	SecurityToken   string    `json:"SecurityToken"`
+	Expiration      time.Time `json:"Expiration"`
+	Code            string    `json:"Code"`
+}
+
+// RoleName returns the instance's RAM role (the first listed).
+func (c *Client) RoleName(ctx context.Context) (string, error) {
+	v, err := c.GetContext(ctx, "ram/security-credentials/")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line, nil
+		}
+	}
+	return "", fmt.Errorf("metadata: the instance has no RAM role")
+}
+
+// Credentials fetches the role's current temporary credentials.
+func (c *Client) Credentials(ctx context.Context, role string) (*RoleCredentials, error) {
+	v, err := c.GetContext(ctx, "ram/security-credentials/"+role)
+	if err != nil {
+		return nil, err
+	}
+	var rc RoleCredentials
+	if err := json.Unmarshal([]byte(v), &rc); err != nil {
+		return nil, fmt.Errorf("metadata: decode credentials of role %s: %w", role, err)
+	}
+	if rc.Code != "" && rc.Code != "Success" {
+		return nil, fmt.Errorf("metadata: credentials of role %s: code %s", role, rc.Code)
+	}
+	if rc.AccessKeyID == "" || rc.AccessKeySecret == "" || rc.SecurityToken == "" {
+		return nil, fmt.Errorf("metadata: credentials of role %s are incomplete", role)
+	}
+	return &rc, nil
+}

@@ -1,0 +1,42 @@
+package cloud
+
+import (
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+var (
+	requests = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "requests_total",
+		Help:           "Alibaba Cloud API calls by product, action and result code (OK on success).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action", "code"})
+	latency = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "request_duration_seconds",
+		Help:           "Latency of one Alibaba Cloud API attempt by product and action.",
+		Buckets:        []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20},
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action"})
+	retries = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "retries_total",
+		Help:           "Retried Alibaba Cloud API attempts by product, action and error class.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action", "class"})
+)
+
+func init() {
+	legacyregistry.MustRegister(requests, latency, retries)
+}
+
+func observe(product Product, action, code string, d time.Duration) {
+	requests.WithLabelValues(string(product), action, code).Inc()
+	latency.WithLabelValues(string(product), action).Observe(d.Seconds())
+}
