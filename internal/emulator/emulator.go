@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -63,9 +64,11 @@ type Emulator struct {
 	SLB *slb.Service
 	NLB *nlb.Service
 
-	region   string
-	server   *http.Server
-	listener net.Listener
+	region    string
+	server    *http.Server
+	listener  net.Listener
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New builds an emulator; call Start to serve it.
@@ -195,12 +198,15 @@ func (e *Emulator) Start(addr string) (string, error) {
 	return l.Addr().String(), nil
 }
 
-// Close stops serving and closes the state file.
+// Close stops serving and closes the state file; it is safe to call twice.
 func (e *Emulator) Close() error {
-	if e.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.server.Shutdown(ctx)
-	}
-	return e.Store.Close()
+	e.closeOnce.Do(func() {
+		if e.server != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = e.server.Shutdown(ctx)
+		}
+		e.closeErr = e.Store.Close()
+	})
+	return e.closeErr
 }

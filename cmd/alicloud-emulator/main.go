@@ -1,0 +1,152 @@
+// Command alicloud-emulator serves a local emulation of the Alibaba Cloud
+// ECS, VPC, SLB and NLB OpenAPIs, its control API (/_emulator/) and the ECS
+// instance metadata service (/latest/) on one HTTP listener.
+//
+//	alicloud-emulator --listen 127.0.0.1:18080 [--state FILE] [--seed FILE]
+//	    [--access-key-id ID --access-key-secret SECRET] [--region cn-hangzhou]
+//
+// Without an AccessKey (flags or ALICLOUD_EMULATOR_ACCESS_KEY_ID and
+// ALICLOUD_EMULATOR_ACCESS_KEY_SECRET) it generates one and prints it once,
+// on the startup line; secrets never reach the request log.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+// DefaultListen is the address served without --listen.
+const DefaultListen = "127.0.0.1:18080"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "alicloud-emulator:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line settings.
+type options struct {
+	listen, state, seed, region    string
+	keyID, keySecret, accountID    string
+	disableAuth, requireIMDSv2     bool
+	metadataRole, metadataInstance string
+	credentialTTL                  time.Duration
+	requestLogSize                 int
+}
+
+func parseFlags(args []string, out io.Writer, getenv func(string) string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("alicloud-emulator", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.listen, "listen", DefaultListen, "host:port to serve the OpenAPI, /_emulator/ and /latest/ on (port 0 picks a free one)")
+	fs.StringVar(&o.state, "state", "", "bbolt file that keeps the cloud across restarts (default: in memory)")
+	fs.StringVar(&o.seed, "seed", "", "YAML or JSON seed file, applied only when the state is empty")
+	fs.StringVar(&o.region, "region", emulator.DefaultRegion, "default region of calls without RegionId")
+	fs.StringVar(&o.keyID, "access-key-id", getenv("ALICLOUD_EMULATOR_ACCESS_KEY_ID"), "AccessKeyId accepted (env ALICLOUD_EMULATOR_ACCESS_KEY_ID; generated when empty)")
+	fs.StringVar(&o.keySecret, "access-key-secret", getenv("ALICLOUD_EMULATOR_ACCESS_KEY_SECRET"), "AccessKeySecret of that key (env ALICLOUD_EMULATOR_ACCESS_KEY_SECRET)")
+	fs.StringVar(&o.accountID, "account-id", gateway.DefaultAccountID, "account that owns the key and the metadata role")
+	fs.BoolVar(&o.disableAuth, "disable-auth", false, "accept calls without checking signatures")
+	fs.StringVar(&o.metadataRole, "metadata-role", gateway.DefaultMetadataRoleName, "RAM role name served by the metadata service")
+	fs.StringVar(&o.metadataInstance, "metadata-instance", "", "instance the metadata service describes (default: the first instance)")
+	fs.BoolVar(&o.requireIMDSv2, "metadata-require-token", false, "demand IMDSv2 tokens (X-aliyun-ecs-metadata-token) on metadata reads")
+	fs.DurationVar(&o.credentialTTL, "metadata-credential-ttl", gateway.DefaultMetadataCredentialTTL, "lifetime of the metadata role's STS credentials")
+	fs.IntVar(&o.requestLogSize, "request-log-size", gateway.DefaultRequestLogSize, "calls kept in the request log")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if (o.keyID == "") != (o.keySecret == "") {
+		return o, fmt.Errorf("--access-key-id and --access-key-secret go together")
+	}
+	return o, nil
+}
+
+// run serves until ctx is done, printing "listening on host:port" when ready.
+func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) error {
+	o, err := parseFlags(args, out, getenv)
+	if err != nil {
+		return err
+	}
+	cfg := emulator.Config{
+		Region:                o.region,
+		StatePath:             o.state,
+		DisableAuth:           o.disableAuth,
+		AccountID:             o.accountID,
+		RequestLogSize:        o.requestLogSize,
+		MetadataInstanceID:    o.metadataInstance,
+		MetadataRoleName:      o.metadataRole,
+		MetadataCredentialTTL: o.credentialTTL,
+		MetadataRequireToken:  o.requireIMDSv2,
+	}
+	generated := false
+	if !o.disableAuth {
+		if o.keyID == "" {
+			o.keyID, o.keySecret, generated = "LTAI5t"+store.RandomString(18), store.RandomString(30), true
+		}
+		cfg.AccessKeys = []emulator.AccessKey{{ID: o.keyID, Secret: o.keySecret, AccountID: o.accountID}}
+	}
+	var seedData []byte
+	if o.seed != "" {
+		if seedData, err = os.ReadFile(o.seed); err != nil {
+			return fmt.Errorf("read seed: %w", err)
+		}
+	}
+	e, err := emulator.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if seedData != nil {
+		s, err := gateway.ParseSeed(seedData)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.seed, err)
+		}
+		seeded, err := e.SeedIfEmpty(s)
+		if err != nil {
+			return fmt.Errorf("seed %s: %w", o.seed, err)
+		}
+		if seeded {
+			fmt.Fprintf(out, "seeded from %s\n", o.seed)
+		} else {
+			fmt.Fprintf(out, "state in %s is not empty; seed %s not applied\n", o.state, o.seed)
+		}
+	}
+	addr, err := e.Start(o.listen)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.disableAuth:
+		fmt.Fprintln(out, "authentication disabled: every call is accepted")
+	case generated:
+		fmt.Fprintf(out, "generated access key: id=%s secret=%s account=%s\n", o.keyID, o.keySecret, o.accountID)
+	default:
+		fmt.Fprintf(out, "access key: id=%s account=%s\n", o.keyID, o.accountID)
+	}
+	fmt.Fprintf(out, "listening on %s\n", addr)
+	<-ctx.Done()
+	fmt.Fprintln(out, "shutting down")
+	if err := e.Close(); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
