@@ -30,12 +30,20 @@ type EIPInfo struct {
 
 // VSwitch returns a vSwitch by id.
 func (s *Service) VSwitch(id string) (VSwitchInfo, bool) {
-	return VSwitchInfo{}, false
+	v, ok := s.state.VSwitches[id]
+	if !ok {
+		return VSwitchInfo{}, false
+	}
+	return VSwitchInfo{ID: v.ID, VpcID: v.VpcID, ZoneID: v.ZoneID, CIDRBlock: v.CIDRBlock, RegionID: v.RegionID}, true
 }
 
 // VPC returns a VPC by id.
 func (s *Service) VPC(id string) (VPCInfo, bool) {
-	return VPCInfo{}, false
+	v, ok := s.state.VPCs[id]
+	if !ok {
+		return VPCInfo{}, false
+	}
+	return VPCInfo{ID: v.ID, CIDRBlock: v.CIDRBlock, RegionID: v.RegionID, VRouterID: v.VRouterID}, true
 }
 
 // AllocatePrivateIP reserves an address in a vSwitch: want when non-empty
@@ -43,13 +51,30 @@ func (s *Service) VPC(id string) (VPCInfo, bool) {
 // one (an *api.Error with code VSwitchAvailableIpNotExist-like semantics
 // when the vSwitch is full).
 func (s *Service) AllocatePrivateIP(vswitchID, want string) (string, error) {
-	return "", nil
+	v, ok := s.state.VSwitches[vswitchID]
+	if !ok {
+		return "", errVSwitchNotFound(vswitchID)
+	}
+	return v.allocate(want)
 }
 
 // ReleasePrivateIP frees an address reserved with AllocatePrivateIP.
-func (s *Service) ReleasePrivateIP(vswitchID, ip string) {}
+func (s *Service) ReleasePrivateIP(vswitchID, ip string) {
+	if v, ok := s.state.VSwitches[vswitchID]; ok {
+		delete(v.UsedIPs, ip)
+	}
+}
 
 // EIPsBoundTo returns the EIPs associated with an instance (ECS or SLB) id.
 func (s *Service) EIPsBoundTo(instanceID string) []EIPInfo {
-	return nil
+	if instanceID == "" {
+		return nil
+	}
+	var out []EIPInfo
+	for _, e := range s.sortedEIPs() {
+		if e.InstanceID == instanceID {
+			out = append(out, EIPInfo{AllocationID: e.ID, IPAddress: e.IPAddress, Bandwidth: e.Bandwidth, InternetChargeType: e.InternetChargeType})
+		}
+	}
+	return out
 }

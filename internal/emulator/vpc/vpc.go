@@ -3,6 +3,12 @@
 package vpc
 
 import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
@@ -10,17 +16,306 @@ import (
 // Version is the API version this package serves.
 const Version = "2016-04-28"
 
+// Route table and route entry types as the API reports them.
+const (
+	TypeSystem = "System"
+	TypeCustom = "Custom"
+)
+
+// ErrCodeVSwitchFull is the code AllocatePrivateIP answers when a vSwitch has
+// no free address; SLB reports it verbatim, ECS translates it.
+const ErrCodeVSwitchFull = "VSwitchAvailableIpNotExist"
+
 // Service is the emulated VPC product.
 type Service struct {
-	st *store.Store
+	st      *store.Store
+	state   *State
+	compute ComputeHooks
+}
+
+// State is the VPC part of the emulated cloud; exported fields only so it
+// round-trips through encoding/json for --state persistence.
+type State struct {
+	VPCs         map[string]*VPC        `json:"vpcs"`
+	VSwitches    map[string]*VSwitch    `json:"vswitches"`
+	RouteTables  map[string]*RouteTable `json:"routeTables"`
+	RouteEntries map[string]*RouteEntry `json:"routeEntries"`
+	EIPs         map[string]*EIP        `json:"eips"`
+	// Tokens remember ClientToken results per action for idempotency.
+	Tokens map[string]*TokenRecord `json:"tokens"`
+	// Seq orders resources by creation, for stable listings.
+	Seq int64 `json:"seq"`
+}
+
+// TokenRecord is the result of a create call made with a ClientToken.
+type TokenRecord struct {
+	IDs         []string `json:"ids"`
+	Fingerprint string   `json:"fingerprint"`
+}
+
+// VPC is a virtual private cloud with its vRouter.
+type VPC struct {
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	Description        string    `json:"description"`
+	CIDRBlock          string    `json:"cidrBlock"`
+	RegionID           string    `json:"regionId"`
+	VRouterID          string    `json:"vRouterId"`
+	SystemRouteTableID string    `json:"systemRouteTableId"`
+	IsDefault          bool      `json:"isDefault"`
+	Tags               []api.Tag `json:"tags,omitempty"`
+	CreatedAt          time.Time `json:"createdAt"`
+	Seq                int64     `json:"seq"`
+	// RouteBusyUntil is when the last route write in this VPC finishes; a
+	// route write before then is a TaskConflict.
+	RouteBusyUntil time.Time `json:"routeBusyUntil"`
+}
+
+// VSwitch is a subnet of a VPC in one zone.
+type VSwitch struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	VpcID        string          `json:"vpcId"`
+	ZoneID       string          `json:"zoneId"`
+	CIDRBlock    string          `json:"cidrBlock"`
+	RegionID     string          `json:"regionId"`
+	RouteTableID string          `json:"routeTableId"`
+	Tags         []api.Tag       `json:"tags,omitempty"`
+	UsedIPs      map[string]bool `json:"usedIps"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	Seq          int64           `json:"seq"`
+}
+
+// RouteTable is a route table of a VPC's vRouter.
+type RouteTable struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	VpcID     string    `json:"vpcId"`
+	VRouterID string    `json:"vRouterId"`
+	Type      string    `json:"type"`
+	RegionID  string    `json:"regionId"`
+	CreatedAt time.Time `json:"createdAt"`
+	Seq       int64     `json:"seq"`
+}
+
+// RouteEntry is one route of a route table.
+type RouteEntry struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	TableID     string    `json:"tableId"`
+	DestCIDR    string    `json:"destCidr"`
+	Type        string    `json:"type"`
+	NextHopType string    `json:"nextHopType"`
+	NextHopID   string    `json:"nextHopId"`
+	ReadyAt     time.Time `json:"readyAt"`
+	ModifiedAt  time.Time `json:"modifiedAt"`
+	Seq         int64     `json:"seq"`
+}
+
+// EIP is an elastic IP address.
+type EIP struct {
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	IPAddress          string    `json:"ipAddress"`
+	Bandwidth          string    `json:"bandwidth"`
+	InternetChargeType string    `json:"internetChargeType"`
+	RegionID           string    `json:"regionId"`
+	InstanceID         string    `json:"instanceId"`
+	InstanceType       string    `json:"instanceType"`
+	AllocatedAt        time.Time `json:"allocatedAt"`
+	Seq                int64     `json:"seq"`
+}
+
+// Reset empties the state, as on a fresh account.
+func (st *State) Reset() {
+	st.VPCs = map[string]*VPC{}
+	st.VSwitches = map[string]*VSwitch{}
+	st.RouteTables = map[string]*RouteTable{}
+	st.RouteEntries = map[string]*RouteEntry{}
+	st.EIPs = map[string]*EIP{}
+	st.Tokens = map[string]*TokenRecord{}
+	st.Seq = 0
+}
+
+func (st *State) next() int64 {
+	st.Seq++
+	return st.Seq
 }
 
 // New registers the VPC state with st.
 func New(st *store.Store) (*Service, error) {
-	return &Service{st: st}, nil
+	s := &Service{st: st, state: &State{}}
+	if err := st.Register("vpc", s.state); err != nil {
+		return nil, fmt.Errorf("register vpc state: %w", err)
+	}
+	return s, nil
 }
 
 // Product returns the action table.
 func (s *Service) Product() api.Product {
-	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: map[string]api.Action{}}
+	handlers := map[string]api.Handler{
+		"CreateVpc":                 s.createVpc,
+		"DeleteVpc":                 s.deleteVpc,
+		"DescribeVpcs":              s.describeVpcs,
+		"DescribeVpcAttribute":      s.describeVpcAttribute,
+		"CreateVSwitch":             s.createVSwitch,
+		"DeleteVSwitch":             s.deleteVSwitch,
+		"DescribeVSwitches":         s.describeVSwitches,
+		"DescribeVSwitchAttributes": s.describeVSwitchAttributes,
+		"DescribeRouteTableList":    s.describeRouteTableList,
+		"DescribeRouteEntryList":    s.describeRouteEntryList,
+		"CreateRouteEntry":          s.createRouteEntry,
+		"CreateRouteEntries":        s.createRouteEntries,
+		"DeleteRouteEntry":          s.deleteRouteEntry,
+		"DeleteRouteEntries":        s.deleteRouteEntries,
+		"DescribeEipAddresses":      s.describeEipAddresses,
+	}
+	actions := make(map[string]api.Action, len(handlers))
+	for name, h := range handlers {
+		actions[name] = api.Action{Handler: h, ReadOnly: api.IsReadOnlyAction(name)}
+	}
+	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: actions}
+}
+
+// vpcTime is the timestamp format of VPC responses.
+func vpcTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// tagList renders tags as the VPC API does ({Key, Value}).
+func tagList(tags []api.Tag) []map[string]any {
+	out := make([]map[string]any, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, map[string]any{"Key": t.Key, "Value": t.Value})
+	}
+	return out
+}
+
+// matchTags reports whether have carries every filter tag (a filter with an
+// empty value matches any value of that key).
+func matchTags(have, filter []api.Tag) bool {
+	for _, f := range filter {
+		found := false
+		for _, h := range have {
+			if h.Key == f.Key && (f.Value == "" || h.Value == f.Value) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// validTags checks Tag.N of a create call: keys present and unique, at most 20.
+func validTags(tags []api.Tag) error {
+	if len(tags) > 20 {
+		return api.Errorf(http.StatusBadRequest, "SizeLimitExceeded.TagNum", "The number of tags exceeds the upper limit of 20.")
+	}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		if t.Key == "" {
+			return api.Errorf(http.StatusBadRequest, "MissingParam.TagKey", "The parameter TagKey is mandatory.")
+		}
+		if strings.HasPrefix(t.Key, "aliyun") || strings.HasPrefix(t.Key, "acs:") {
+			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagKey", "The param of TagKey %q is illegal.", t.Key)
+		}
+		if seen[t.Key] {
+			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagKey", "The tag key %q is duplicated.", t.Key)
+		}
+		seen[t.Key] = true
+	}
+	return nil
+}
+
+// commonParams are the signature and envelope parameters that differ between
+// retries of the same logical call and so are left out of idempotency checks.
+var commonParams = map[string]bool{
+	"signature": true, "signaturenonce": true, "timestamp": true, "signaturemethod": true,
+	"signatureversion": true, "signaturetype": true, "accesskeyid": true, "securitytoken": true,
+	"format": true, "version": true, "action": true,
+}
+
+// fingerprint identifies a call's business parameters, so a reused ClientToken
+// with different parameters can be refused as the cloud does.
+func fingerprint(p api.Params) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		if !commonParams[strings.ToLower(k)] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(p[k])
+		b.WriteByte('&')
+	}
+	return b.String()
+}
+
+// idempotent returns the ids an earlier call with the same ClientToken
+// created (ok true), or an IdempotentParameterMismatch error when the token
+// was used with different parameters.
+func (s *Service) idempotent(req *api.Request) ([]string, bool, error) {
+	tok := req.Params.String("ClientToken")
+	if tok == "" {
+		return nil, false, nil
+	}
+	rec, ok := s.state.Tokens[req.Action+"/"+tok]
+	if !ok {
+		return nil, false, nil
+	}
+	if rec.Fingerprint != fingerprint(req.Params) {
+		return nil, false, api.Errorf(http.StatusBadRequest, "IdempotentParameterMismatch", "The request uses the same client token as a previous, but non-identical request.")
+	}
+	for _, id := range rec.IDs {
+		if !s.exists(id) {
+			// The resource was deleted since; the token is spent.
+			return nil, false, nil
+		}
+	}
+	return rec.IDs, true, nil
+}
+
+func (s *Service) remember(req *api.Request, ids ...string) {
+	if tok := req.Params.String("ClientToken"); tok != "" {
+		s.state.Tokens[req.Action+"/"+tok] = &TokenRecord{IDs: ids, Fingerprint: fingerprint(req.Params)}
+	}
+}
+
+func (s *Service) exists(id string) bool {
+	st := s.state
+	if _, ok := st.VPCs[id]; ok {
+		return true
+	}
+	if _, ok := st.VSwitches[id]; ok {
+		return true
+	}
+	_, ok := st.RouteEntries[id]
+	return ok
+}
+
+// splitIDs splits a comma-separated id list, ignoring blanks.
+func splitIDs(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

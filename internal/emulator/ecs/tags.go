@@ -1,0 +1,177 @@
+package ecs
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+)
+
+// tagPageSize is the fixed page size of ListTagResources.
+const tagPageSize = 50
+
+// taggable returns the tag list of a resource of the request's region.
+func (s *Service) taggable(req *api.Request, typ, id string) (*[]api.Tag, bool) {
+	switch typ {
+	case "instance":
+		if i, ok := s.state.Instances[id]; ok && i.RegionID == req.RegionID {
+			return &i.Tags, true
+		}
+	case "securitygroup":
+		if g, ok := s.state.SecurityGroups[id]; ok && g.RegionID == req.RegionID {
+			return &g.Tags, true
+		}
+	case "eni":
+		if e, ok := s.state.ENIs[id]; ok && e.RegionID == req.RegionID {
+			return &e.Tags, true
+		}
+	}
+	return nil, false
+}
+
+func resourceType(p api.Params) (string, error) {
+	typ := strings.ToLower(p.String("ResourceType"))
+	if typ == "" {
+		return "", api.MissingParameter("ResourceType")
+	}
+	switch typ {
+	case "instance", "securitygroup", "eni":
+		return typ, nil
+	}
+	return "", api.Errorf(http.StatusBadRequest, "InvalidResourceType.NotFound", "The resource type %q is not supported (the emulator tags instance, securitygroup and eni).", p.String("ResourceType"))
+}
+
+// targets resolves ResourceId.N (1 to 50) to tag lists, all or nothing.
+func (s *Service) targets(req *api.Request, typ string) ([]*[]api.Tag, error) {
+	ids := req.Params.List("ResourceId")
+	if len(ids) == 0 {
+		return nil, api.MissingParameter("ResourceId.N")
+	}
+	if len(ids) > 50 {
+		return nil, api.InvalidParameter("ResourceId", "At most 50 resources may be tagged in one call.")
+	}
+	var out []*[]api.Tag
+	for _, id := range ids {
+		t, ok := s.taggable(req, typ, id)
+		if !ok {
+			return nil, api.NotFound("InvalidResourceId.NotFound", "The specified resource %s of type %s does not exist.", id, typ)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
+	typ, err := resourceType(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	tags := req.Params.Tags()
+	if len(tags) == 0 {
+		return nil, api.MissingParameter("Tag.N.Key")
+	}
+	if len(tags) > 20 {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "At most 20 tags may be added in one call.")
+	}
+	if err := checkTagKeys(tags); err != nil {
+		return nil, err
+	}
+	list, err := s.targets(req, typ)
+	if err != nil {
+		return nil, err
+	}
+	merged := make([][]api.Tag, len(list))
+	for k, t := range list {
+		if merged[k], err = s.mergeTags(*t, tags); err != nil {
+			return nil, err
+		}
+	}
+	for k, t := range list {
+		*t = merged[k]
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
+	typ, err := resourceType(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	all, err := req.Params.Bool("All", false)
+	if err != nil {
+		return nil, err
+	}
+	keys := req.Params.List("TagKey")
+	if len(keys) > 20 {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "At most 20 tag keys may be removed in one call.")
+	}
+	list, err := s.targets(req, typ)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range list {
+		kept := []api.Tag{}
+		for _, tag := range *t {
+			if !all && !contains(keys, tag.Key) {
+				kept = append(kept, tag)
+			}
+		}
+		*t = kept
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	typ, err := resourceType(p)
+	if err != nil {
+		return nil, err
+	}
+	ids := p.List("ResourceId")
+	if len(ids) > 50 {
+		return nil, api.InvalidParameter("ResourceId", "At most 50 resource ids may be queried at once.")
+	}
+	filter := p.Tags()
+	if len(filter) > 20 {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "At most 20 tags may be used as a filter.")
+	}
+	var resIDs []string
+	switch typ {
+	case "instance":
+		for id := range s.state.Instances {
+			resIDs = append(resIDs, id)
+		}
+	case "securitygroup":
+		for id := range s.state.SecurityGroups {
+			resIDs = append(resIDs, id)
+		}
+	case "eni":
+		for id := range s.state.ENIs {
+			resIDs = append(resIDs, id)
+		}
+	}
+	sort.Strings(resIDs)
+	var rows []map[string]any
+	for _, id := range resIDs {
+		if len(ids) > 0 && !contains(ids, id) {
+			continue
+		}
+		tags, ok := s.taggable(req, typ, id)
+		if !ok || !matchTags(*tags, filter) {
+			continue
+		}
+		for _, t := range *tags {
+			rows = append(rows, map[string]any{"ResourceId": id, "ResourceType": typ, "TagKey": t.Key, "TagValue": t.Value})
+		}
+	}
+	_, start, end, next, err := p.Token(len(rows), tagPageSize, tagPageSize, "MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	page := []map[string]any{}
+	if rows != nil {
+		page = rows[start:end]
+	}
+	return map[string]any{"TagResources": map[string]any{"TagResource": page}, "NextToken": next}, nil
+}

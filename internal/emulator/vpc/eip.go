@@ -1,0 +1,67 @@
+package vpc
+
+import (
+	"sort"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+)
+
+func (s *Service) sortedEIPs() []*EIP {
+	out := make([]*EIP, 0, len(s.state.EIPs))
+	for _, e := range s.state.EIPs {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+func (s *Service) describeEipAddresses(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids := splitIDs(p.String("AllocationId"))
+	if len(ids) > 50 {
+		return nil, api.InvalidParameter("AllocationId", "At most 50 AllocationIds may be queried at once.")
+	}
+	addrs := splitIDs(p.String("EipAddress"))
+	instType, err := p.Enum("AssociatedInstanceType", "", "EcsInstance", "SlbInstance", "Nat", "HaVip", "NetworkInterface", "IpAddress")
+	if err != nil {
+		return nil, err
+	}
+	status, err := p.Enum("Status", "", "Associating", "Unassociating", "InUse", "Available", "Releasing")
+	if err != nil {
+		return nil, err
+	}
+	instID, name := p.String("AssociatedInstanceId"), p.String("EipName")
+	var list []*EIP
+	for _, e := range s.sortedEIPs() {
+		st := eipStatus(e)
+		if e.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, e.ID)) || (len(addrs) > 0 && !contains(addrs, e.IPAddress)) ||
+			(instType != "" && e.InstanceType != instType) || (instID != "" && e.InstanceID != instID) ||
+			(status != "" && st != status) || (name != "" && e.Name != name) {
+			continue
+		}
+		list = append(list, e)
+	}
+	num, size, start, end, err := p.Page(len(list), 10, 100)
+	if err != nil {
+		return nil, err
+	}
+	items := []map[string]any{}
+	for _, e := range list[start:end] {
+		items = append(items, map[string]any{
+			"AllocationId": e.ID, "IpAddress": e.IPAddress, "Name": e.Name, "Status": eipStatus(e), "RegionId": e.RegionID,
+			"Bandwidth": e.Bandwidth, "EipBandwidth": e.Bandwidth, "InternetChargeType": e.InternetChargeType,
+			"ChargeType": "PostPaid", "InstanceId": e.InstanceID, "InstanceType": e.InstanceType, "InstanceRegionId": e.RegionID,
+			"AllocationTime": vpcTime(e.AllocatedAt), "ISP": "BGP", "Netmode": "public", "Mode": "NAT", "BusinessStatus": "Normal",
+			"OperationLocks": map[string]any{"LockReason": []any{}},
+			"Tags":           map[string]any{"Tag": []any{}},
+		})
+	}
+	return map[string]any{"EipAddresses": map[string]any{"EipAddress": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+}
+
+func eipStatus(e *EIP) string {
+	if e.InstanceID != "" {
+		return "InUse"
+	}
+	return "Available"
+}

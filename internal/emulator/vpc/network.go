@@ -1,0 +1,410 @@
+package vpc
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+func errVpcNotFound(id string) error {
+	return api.NotFound("InvalidVpcId.NotFound", "Specified VPC %s does not exist.", id)
+}
+
+func errVSwitchNotFound(id string) error {
+	return api.NotFound("InvalidVSwitchId.NotFound", "Specified virtual switch %s does not exist.", id)
+}
+
+// addVPC creates a VPC with its vRouter, system route table and the cloud
+// service system route, as CreateVpc does in the real cloud.
+func (s *Service) addVPC(region, id, name, desc, cidr, tableID string, tags []api.Tag, now time.Time) (*VPC, error) {
+	p, ok := parseCIDR(cidr, false)
+	if !ok || p.Bits() < 8 || p.Bits() > 28 {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidCidrBlock.Malformed", "Specified CIDR block %q is not valid: it must be an IPv4 network with a mask of 8 to 28 bits.", cidr)
+	}
+	inPrivate := false
+	for _, r := range privateRanges {
+		if within(p, r) {
+			inPrivate = true
+		}
+	}
+	if !inPrivate {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidCidrBlock.Malformed", "Specified CIDR block %s must lie in 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16.", cidr)
+	}
+	if id == "" {
+		id = store.NewID("vpc")
+	}
+	if tableID == "" {
+		tableID = store.NewID("vtb")
+	}
+	if _, dup := s.state.VPCs[id]; dup {
+		return nil, api.InvalidParameter("VpcId", "The VPC %s already exists.", id)
+	}
+	if _, dup := s.state.RouteTables[tableID]; dup {
+		return nil, api.InvalidParameter("RouteTableId", "The route table %s already exists.", tableID)
+	}
+	v := &VPC{
+		ID: id, Name: name, Description: desc, CIDRBlock: p.String(), RegionID: region,
+		VRouterID: store.NewID("vrt"), SystemRouteTableID: tableID, Tags: tags, CreatedAt: now, Seq: s.state.next(),
+	}
+	s.state.VPCs[id] = v
+	s.state.RouteTables[tableID] = &RouteTable{ID: tableID, VpcID: id, VRouterID: v.VRouterID, Type: TypeSystem, RegionID: region, CreatedAt: now, Seq: s.state.next()}
+	s.addSystemRoute(tableID, cgnat.String(), "service", now)
+	return v, nil
+}
+
+func (s *Service) addSystemRoute(tableID, cidr, hopType string, now time.Time) {
+	id := store.NewID("rte")
+	s.state.RouteEntries[id] = &RouteEntry{ID: id, TableID: tableID, DestCIDR: cidr, Type: TypeSystem, NextHopType: hopType, ReadyAt: now, ModifiedAt: now, Seq: s.state.next()}
+}
+
+var zoneSuffix = regexp.MustCompile(`^-[a-z]$`)
+
+// addVSwitch validates and creates a vSwitch with its system route entry.
+func (s *Service) addVSwitch(v *VPC, id, name, desc, zone, cidr, tableID string, tags []api.Tag, now time.Time) (*VSwitch, error) {
+	if len(zone) <= len(v.RegionID) || zone[:len(v.RegionID)] != v.RegionID || !zoneSuffix.MatchString(zone[len(v.RegionID):]) {
+		return nil, api.NotFound("InvalidZoneId.NotFound", "The specified zone %q does not exist in region %s.", zone, v.RegionID)
+	}
+	p, ok := parseCIDR(cidr, false)
+	if !ok || p.Bits() < 16 || p.Bits() > 29 {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidCidrBlock.Malformed", "Specified CIDR block %q is not valid: it must be an IPv4 network with a mask of 16 to 29 bits.", cidr)
+	}
+	vp, _ := parseCIDR(v.CIDRBlock, false)
+	if !within(p, vp) {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidCidrBlock.Mismatch", "Specified CIDR block %s is not inside the VPC CIDR block %s.", cidr, v.CIDRBlock)
+	}
+	for _, o := range s.state.VSwitches {
+		if o.VpcID != v.ID {
+			continue
+		}
+		if op, ok := parseCIDR(o.CIDRBlock, false); ok && op.Overlaps(p) {
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidCidrBlock.Overlapped", "Specified CIDR block %s overlaps with the CIDR block %s of vSwitch %s.", cidr, o.CIDRBlock, o.ID)
+		}
+	}
+	if tableID == "" {
+		tableID = v.SystemRouteTableID
+	}
+	if t, ok := s.state.RouteTables[tableID]; !ok || t.VpcID != v.ID {
+		return nil, api.NotFound("InvalidRouteTableId.NotFound", "The specified route table %s does not exist in VPC %s.", tableID, v.ID)
+	}
+	if id == "" {
+		id = store.NewID("vsw")
+	}
+	if _, dup := s.state.VSwitches[id]; dup {
+		return nil, api.InvalidParameter("VSwitchId", "The vSwitch %s already exists.", id)
+	}
+	sw := &VSwitch{
+		ID: id, Name: name, Description: desc, VpcID: v.ID, ZoneID: zone, CIDRBlock: p.String(), RegionID: v.RegionID,
+		RouteTableID: tableID, Tags: tags, UsedIPs: map[string]bool{}, CreatedAt: now, Seq: s.state.next(),
+	}
+	s.state.VSwitches[id] = sw
+	s.addSystemRoute(tableID, sw.CIDRBlock, "local", now)
+	return sw, nil
+}
+
+// regionVPC returns a VPC of the request's region.
+func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
+	v, ok := s.state.VPCs[id]
+	if !ok || v.RegionID != req.RegionID {
+		return nil, errVpcNotFound(id)
+	}
+	return v, nil
+}
+
+func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
+	v, ok := s.state.VSwitches[id]
+	if !ok || v.RegionID != req.RegionID {
+		return nil, errVSwitchNotFound(id)
+	}
+	return v, nil
+}
+
+func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
+	if ids, ok, err := s.idempotent(req); err != nil {
+		return nil, err
+	} else if ok {
+		v := s.state.VPCs[ids[0]]
+		return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": ""}, nil
+	}
+	p := req.Params
+	cidr := p.String("CidrBlock")
+	if cidr == "" {
+		cidr = "172.16.0.0/12"
+	}
+	tags := p.Tags()
+	if err := validTags(tags); err != nil {
+		return nil, err
+	}
+	if dry, err := p.Bool("DryRun", false); err != nil {
+		return nil, err
+	} else if dry {
+		return nil, api.Errorf(http.StatusBadRequest, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
+	}
+	v, err := s.addVPC(req.RegionID, "", p.String("VpcName"), p.String("Description"), cidr, "", tags, req.Now)
+	if err != nil {
+		return nil, err
+	}
+	s.remember(req, v.ID)
+	return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": ""}, nil
+}
+
+func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
+	id, err := req.Params.Required("VpcId")
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.regionVPC(req, id)
+	if err != nil {
+		return nil, err
+	}
+	if n := s.countIn(s.compute.InstancesInVPC, id); n > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) still in VPC %s.", n, id)
+	}
+	for _, sw := range s.state.VSwitches {
+		if sw.VpcID == id {
+			return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.VSwitch", "Specified object has dependent resources: vSwitch %s still in VPC %s.", sw.ID, id)
+		}
+	}
+	if n := s.countIn(s.compute.SecurityGroupsInVPC, id); n > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.SecurityGroup", "Specified object has dependent resources: %d security group(s) still in VPC %s.", n, id)
+	}
+	for _, t := range s.state.RouteTables {
+		if t.VpcID == id && t.Type == TypeCustom {
+			return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.RouteTable", "VPC cannot be deleted when custom route table %s exists.", t.ID)
+		}
+	}
+	for _, e := range s.state.RouteEntries {
+		if e.TableID == v.SystemRouteTableID && e.Type == TypeCustom {
+			return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.RouteEntry", "Specified object has dependent resources: custom route entry %s.", e.ID)
+		}
+	}
+	if req.Now.Before(v.RouteBusyUntil) {
+		return nil, errTaskConflict()
+	}
+	for eid, e := range s.state.RouteEntries {
+		if e.TableID == v.SystemRouteTableID {
+			delete(s.state.RouteEntries, eid)
+		}
+	}
+	delete(s.state.RouteTables, v.SystemRouteTableID)
+	delete(s.state.VPCs, id)
+	return map[string]any{}, nil
+}
+
+func (s *Service) sortedVPCs() []*VPC {
+	out := make([]*VPC, 0, len(s.state.VPCs))
+	for _, v := range s.state.VPCs {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+func (s *Service) sortedVSwitches() []*VSwitch {
+	out := make([]*VSwitch, 0, len(s.state.VSwitches))
+	for _, v := range s.state.VSwitches {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+func (s *Service) vswitchIDsOf(vpcID string) []string {
+	ids := []string{}
+	for _, sw := range s.sortedVSwitches() {
+		if sw.VpcID == vpcID {
+			ids = append(ids, sw.ID)
+		}
+	}
+	return ids
+}
+
+func (s *Service) routeTableIDsOf(vpcID string) []string {
+	ids := []string{}
+	for _, t := range s.sortedTables() {
+		if t.VpcID == vpcID {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+func (s *Service) vpcView(v *VPC) map[string]any {
+	return map[string]any{
+		"VpcId": v.ID, "RegionId": v.RegionID, "Status": "Available", "VpcName": v.Name, "Description": v.Description,
+		"CreationTime": vpcTime(v.CreatedAt), "CidrBlock": v.CIDRBlock, "VRouterId": v.VRouterID, "IsDefault": v.IsDefault,
+		"OwnerId":             1234567890123456,
+		"VSwitchIds":          map[string]any{"VSwitchId": s.vswitchIDsOf(v.ID)},
+		"RouterTableIds":      map[string]any{"RouterTableIds": s.routeTableIDsOf(v.ID)},
+		"SecondaryCidrBlocks": map[string]any{"SecondaryCidrBlock": []string{}},
+		"UserCidrs":           map[string]any{"UserCidr": []string{}},
+		"NatGatewayIds":       map[string]any{"NatGatewayIds": []string{}},
+		"Tags":                map[string]any{"Tag": tagList(v.Tags)},
+		"DnsHostnameStatus":   "DISABLED",
+		"CenStatus":           "Detached",
+	}
+}
+
+func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids := splitIDs(p.String("VpcId"))
+	if len(ids) > 20 {
+		return nil, api.InvalidParameter("VpcId", "At most 20 VPC ids may be queried at once.")
+	}
+	isDefault, err := p.Bool("IsDefault", false)
+	if err != nil {
+		return nil, err
+	}
+	name, tags := p.String("VpcName"), p.Tags()
+	var list []*VPC
+	for _, v := range s.sortedVPCs() {
+		if v.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, v.ID)) || (name != "" && v.Name != name) ||
+			(p.Has("IsDefault") && v.IsDefault != isDefault) || !matchTags(v.Tags, tags) {
+			continue
+		}
+		list = append(list, v)
+	}
+	num, size, start, end, err := p.Page(len(list), 10, 50)
+	if err != nil {
+		return nil, err
+	}
+	items := []map[string]any{}
+	for _, v := range list[start:end] {
+		items = append(items, s.vpcView(v))
+	}
+	return map[string]any{"Vpcs": map[string]any{"Vpc": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+}
+
+func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
+	id, err := req.Params.Required("VpcId")
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.regionVPC(req, id)
+	if err != nil {
+		return nil, err
+	}
+	out := s.vpcView(v)
+	out["CloudResources"] = map[string]any{"CloudResourceSetType": []any{
+		map[string]any{"ResourceType": "VSwitch", "ResourceCount": len(s.vswitchIDsOf(id))},
+		map[string]any{"ResourceType": "RouteTable", "ResourceCount": len(s.routeTableIDsOf(id))},
+	}}
+	out["AssociatedCens"] = map[string]any{"AssociatedCen": []any{}}
+	out["Ipv6CidrBlocks"] = map[string]any{"Ipv6CidrBlock": []any{}}
+	return out, nil
+}
+
+func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
+	if ids, ok, err := s.idempotent(req); err != nil {
+		return nil, err
+	} else if ok {
+		return map[string]any{"VSwitchId": ids[0]}, nil
+	}
+	p := req.Params
+	vpcID, err := p.Required("VpcId")
+	if err != nil {
+		return nil, err
+	}
+	zone, err := p.Required("ZoneId")
+	if err != nil {
+		return nil, err
+	}
+	cidr, err := p.Required("CidrBlock")
+	if err != nil {
+		return nil, err
+	}
+	tags := p.Tags()
+	if err := validTags(tags); err != nil {
+		return nil, err
+	}
+	v, err := s.regionVPC(req, vpcID)
+	if err != nil {
+		return nil, err
+	}
+	sw, err := s.addVSwitch(v, "", p.String("VSwitchName"), p.String("Description"), zone, cidr, "", tags, req.Now)
+	if err != nil {
+		return nil, err
+	}
+	s.remember(req, sw.ID)
+	return map[string]any{"VSwitchId": sw.ID}, nil
+}
+
+func (s *Service) deleteVSwitch(req *api.Request) (map[string]any, error) {
+	id, err := req.Params.Required("VSwitchId")
+	if err != nil {
+		return nil, err
+	}
+	sw, err := s.regionVSwitch(req, id)
+	if err != nil {
+		return nil, err
+	}
+	if n := s.countIn(s.compute.InstancesInVSwitch, id); n > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) or network interface(s) still in vSwitch %s.", n, id)
+	}
+	if len(sw.UsedIPs) > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation", "Specified object has dependent resources: %d address(es) of vSwitch %s are still used by cloud resources.", len(sw.UsedIPs), id)
+	}
+	for eid, e := range s.state.RouteEntries {
+		if e.TableID == sw.RouteTableID && e.Type == TypeSystem && e.DestCIDR == sw.CIDRBlock {
+			delete(s.state.RouteEntries, eid)
+		}
+	}
+	delete(s.state.VSwitches, id)
+	return map[string]any{}, nil
+}
+
+func (s *Service) vswitchView(sw *VSwitch) map[string]any {
+	rtType := TypeSystem
+	if t, ok := s.state.RouteTables[sw.RouteTableID]; ok {
+		rtType = t.Type
+	}
+	return map[string]any{
+		"VSwitchId": sw.ID, "VpcId": sw.VpcID, "Status": "Available", "CidrBlock": sw.CIDRBlock, "ZoneId": sw.ZoneID,
+		"AvailableIpAddressCount": sw.available(), "Description": sw.Description, "VSwitchName": sw.Name,
+		"CreationTime": vpcTime(sw.CreatedAt), "IsDefault": false, "OwnerId": 1234567890123456, "ShareType": "Sharing",
+		"RouteTable": map[string]any{"RouteTableId": sw.RouteTableID, "RouteTableType": rtType},
+		"Tags":       map[string]any{"Tag": tagList(sw.Tags)},
+	}
+}
+
+func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	vpcID, zone, name, rt := p.String("VpcId"), p.String("ZoneId"), p.String("VSwitchName"), p.String("RouteTableId")
+	ids := splitIDs(p.String("VSwitchId"))
+	tags := p.Tags()
+	var list []*VSwitch
+	for _, sw := range s.sortedVSwitches() {
+		if sw.RegionID != req.RegionID || (vpcID != "" && sw.VpcID != vpcID) || (zone != "" && sw.ZoneID != zone) ||
+			(len(ids) > 0 && !contains(ids, sw.ID)) || (name != "" && sw.Name != name) || (rt != "" && sw.RouteTableID != rt) ||
+			!matchTags(sw.Tags, tags) {
+			continue
+		}
+		list = append(list, sw)
+	}
+	num, size, start, end, err := p.Page(len(list), 10, 50)
+	if err != nil {
+		return nil, err
+	}
+	items := []map[string]any{}
+	for _, sw := range list[start:end] {
+		items = append(items, s.vswitchView(sw))
+	}
+	return map[string]any{"VSwitches": map[string]any{"VSwitch": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+}
+
+func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {
+	id, err := req.Params.Required("VSwitchId")
+	if err != nil {
+		return nil, err
+	}
+	sw, err := s.regionVSwitch(req, id)
+	if err != nil {
+		return nil, err
+	}
+	out := s.vswitchView(sw)
+	out["CloudResources"] = map[string]any{"CloudResourceSetType": []any{}}
+	return out, nil
+}
