@@ -120,7 +120,7 @@ func TestVSwitchLifecycle(t *testing.T) {
 
 	bad := []struct {
 		vpc, zone, cidr, code string
-		status            int
+		status                int
 	}{
 		{v.VpcId, "cn-hangzhou-1", "10.0.1.0/24", "InvalidZoneId.NotFound", http.StatusNotFound},
 		{v.VpcId, "cn-beijing-a", "10.0.1.0/24", "InvalidZoneId.NotFound", http.StatusNotFound},
