@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -163,9 +164,24 @@ func (e *Emulator) SeedIfEmpty(s *api.Seed) (bool, error) {
 	return true, nil
 }
 
-// Requests returns the logged API calls matching f, oldest first.
-func (e *Emulator) Requests(f gateway.RequestFilter) []gateway.RequestRecord {
-	return e.Gateway.Requests(f)
+// Requests returns the logged API calls, oldest first: all of them, or
+// those matching any of the filters given.
+func (e *Emulator) Requests(filters ...gateway.RequestFilter) []gateway.RequestRecord {
+	if len(filters) == 0 {
+		return e.Gateway.Requests(gateway.RequestFilter{})
+	}
+	var out []gateway.RequestRecord
+	seen := map[uint64]bool{}
+	for _, f := range filters {
+		for _, r := range e.Gateway.Requests(f) {
+			if !seen[r.Seq] {
+				seen[r.Seq] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }
 
 // Counters returns the per-action call and error counts.

@@ -13,6 +13,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
 func vpcIDs(t *testing.T, env *emulatortest.Env) []string {
@@ -110,5 +111,40 @@ func TestMetadataDescribesTheFirstInstance(t *testing.T) {
 		if resp.StatusCode != 200 || string(b) != want {
 			t.Fatalf("%s: %d %q, want %q", path, resp.StatusCode, b, want)
 		}
+	}
+}
+
+// TestRequestsAndCounters checks the in-process request log API the CCM's
+// tests count calls with.
+func TestRequestsAndCounters(t *testing.T) {
+	env := emulatortest.Start(t)
+	c := env.VPC(t)
+	for i := 0; i < 3; i++ {
+		if _, err := c.DescribeVpcs(vpc.CreateDescribeVpcsRequest()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attr := vpc.CreateDescribeVpcAttributeRequest()
+	attr.VpcId = "vpc-bp1doesnotexist00000"
+	if _, err := c.DescribeVpcAttribute(attr); err == nil {
+		t.Fatal("want an error for an unknown VPC")
+	}
+	if n := env.Emulator.Calls("vpc", "DescribeVpcs"); n != 3 {
+		t.Fatalf("DescribeVpcs calls %d", n)
+	}
+	all := env.Emulator.Requests()
+	if len(all) != 4 || all[3].Action != "DescribeVpcAttribute" || all[3].Code == gateway.CodeOK || all[3].Params["VpcId"] != attr.VpcId {
+		t.Fatalf("requests %+v", all)
+	}
+	some := env.Emulator.Requests(gateway.RequestFilter{Action: "DescribeVpcAttribute"}, gateway.RequestFilter{AfterSeq: all[1].Seq})
+	if len(some) != 2 || some[0].Seq != all[2].Seq {
+		t.Fatalf("filtered %+v", some)
+	}
+	var errs int
+	for _, c := range env.Emulator.Counters() {
+		errs += c.Errors
+	}
+	if errs != 1 {
+		t.Fatalf("errors %d", errs)
 	}
 }
