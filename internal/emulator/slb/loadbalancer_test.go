@@ -14,11 +14,11 @@ import (
 func TestCreateLoadBalancer(t *testing.T) {
 	_, c := newEnv(t)
 	tests := []struct {
-		name    string
-		mutate  func(r *slb.CreateLoadBalancerRequest)
-		check   func(t *testing.T, r *slb.CreateLoadBalancerResponse)
-		code    string
-		status  int
+		name   string
+		mutate func(r *slb.CreateLoadBalancerRequest)
+		check  func(t *testing.T, r *slb.CreateLoadBalancerResponse)
+		code   string
+		status int
 	}{
 		{name: "intranet gets a private address of the vSwitch", check: func(t *testing.T, r *slb.CreateLoadBalancerResponse) {
 			if !strings.HasPrefix(r.LoadBalancerId, "lb-") || !strings.HasPrefix(r.Address, "192.168.0.") ||
