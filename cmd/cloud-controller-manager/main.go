@@ -3,12 +3,6 @@
 // Services on CLB and NLB.
 package main
 
-import (
-	"fmt"
-	"os"
-)
+import "github.com/alicloud-ccm/alicloud-ccm/internal/ccm/app"
 
-func main() {
-	fmt.Fprintln(os.Stderr, "cloud-controller-manager: not built yet (see issue 4)")
-	os.Exit(1)
-}
+func main() { app.Main() }

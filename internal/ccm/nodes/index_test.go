@@ -1,0 +1,91 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type fakeLister struct {
+	calls atomic.Int32
+	mu    sync.Mutex
+	list  []Instance
+	delay time.Duration
+}
+
+func (f *fakeLister) ListVPCInstances(ctx context.Context, vpc string) ([]Instance, error) {
+	f.calls.Add(1)
+	time.Sleep(f.delay)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Instance(nil), f.list...), nil
+}
+
+func TestIndexSharesOneListingAcrossConcurrentLookups(t *testing.T) {
+	f := &fakeLister{delay: 20 * time.Millisecond}
+	for i := 0; i < 250; i++ {
+		f.list = append(f.list, Instance{ID: fmt.Sprintf("i-%d", i), PrivateIPs: []string{fmt.Sprintf("10.0.%d.%d", i/200, i%200)}})
+	}
+	x := NewIndex(f, "vpc-1")
+	var wg sync.WaitGroup
+	for i := 0; i < 250; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			in, err := x.ByID(context.Background(), fmt.Sprintf("i-%d", i))
+			if err != nil || in == nil {
+				t.Errorf("lookup i-%d: %v %v", i, in, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if n := f.calls.Load(); n != 1 {
+		t.Fatalf("250 concurrent lookups made %d listings, want 1", n)
+	}
+	in, err := x.ByPrivateIP(context.Background(), "10.0.1.3")
+	if err != nil || in == nil || in.ID != "i-203" {
+		t.Fatalf("by IP: %v %v", in, err)
+	}
+}
+
+func TestIndexMissesRefreshAtMostOncePerInterval(t *testing.T) {
+	now := time.Unix(1000, 0)
+	f := &fakeLister{list: []Instance{{ID: "i-a"}}}
+	x := NewIndex(f, "vpc-1")
+	x.now = func() time.Time { return now }
+	ctx := context.Background()
+	for _, tc := range []struct {
+		advance  time.Duration
+		id       string
+		found    bool
+		listings int32
+	}{
+		{0, "i-a", true, 1},                // first lookup lists
+		{time.Second, "i-b", false, 1},     // young listing: a miss is authoritative
+		{2 * time.Second, "i-b", false, 2}, // older than MinRefreshInterval: relist once
+		{0, "i-a", true, 2},                // fresh hit
+		{16 * time.Second, "i-a", true, 3}, // older than MaxAge: relist even on a hit
+	} {
+		now = now.Add(tc.advance)
+		in, err := x.ByID(ctx, tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (in != nil) != tc.found {
+			t.Fatalf("%s found=%v, want %v", tc.id, in != nil, tc.found)
+		}
+		if n := f.calls.Load(); n != tc.listings {
+			t.Fatalf("after lookup of %s: %d listings, want %d", tc.id, n, tc.listings)
+		}
+	}
+	f.mu.Lock()
+	f.list = append(f.list, Instance{ID: "i-new"})
+	f.mu.Unlock()
+	now = now.Add(3 * time.Second)
+	if in, _ := x.ByID(ctx, "i-new"); in == nil {
+		t.Fatal("a new instance is found after the refresh interval")
+	}
+}

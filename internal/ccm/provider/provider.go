@@ -1,0 +1,170 @@
+// Package provider is the thin cloudprovider.Interface adapter over the
+// CCM's operations: InstancesV2 for the upstream node controllers, and
+// access to the configuration and cloud client for our own controllers.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud/metadata"
+)
+
+// Name is the provider name given to --cloud-provider.
+const Name = "alicloud"
+
+// LegacyName is the existing CCM's provider name, accepted too.
+const LegacyName = "alibabacloud"
+
+// Options are the tunables that are flags rather than cloud-config fields.
+type Options struct {
+	// IMDSv2 uses session tokens with the metadata service.
+	IMDSv2 bool
+	// CloudQPS and CloudBurst bound each product's API call rate.
+	CloudQPS   float64
+	CloudBurst int
+	// InstanceCacheTTL is how long an instance listing answers node lookups.
+	InstanceCacheTTL time.Duration
+}
+
+// Cloud implements cloudprovider.Interface.
+type Cloud struct {
+	// Config is the validated cloud-config.
+	Config *config.Config
+	// Client is the cloud API layer every controller uses.
+	Client *cloud.Client
+	// Nodes serves the node controllers through InstancesV2.
+	Nodes *nodes.Instances
+}
+
+var _ cloudprovider.Interface = (*Cloud)(nil)
+
+// New builds the provider from a cloud-config file path.
+func New(configPath string, opts Options) (*Cloud, error) {
+	env := os.LookupEnv
+	// The metadata endpoint may itself come from the file or environment,
+	// so parse first without metadata, then fill the gaps.
+	file, warnings, err := readFile(configPath)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		klog.InfoS("Ignoring unknown cloud-config field", "field", w)
+	}
+	probe, err := config.Build(file, env, nil)
+	var md *metadata.Client
+	if err != nil {
+		var fe *config.FieldError
+		if !asFieldError(err, &fe) || (fe.Field != "Global.region" && fe.Field != "Global.vpcid") {
+			return nil, err
+		}
+	}
+	mdBase := "http://100.100.100.200"
+	if probe != nil {
+		mdBase = probe.MetadataEndpoint
+	} else if v, ok := env("METADATA_ENDPOINT"); ok && v != "" {
+		mdBase = v
+	} else if file.Global.MetadataEndpoint != "" {
+		mdBase = file.Global.MetadataEndpoint
+	}
+	md = metadata.New(mdBase, opts.IMDSv2)
+	cfg, err := config.Build(file, env, md)
+	if err != nil {
+		return nil, err
+	}
+	var creds cloud.CredentialsProvider
+	if cfg.StaticCredentials != nil {
+		creds = cloud.StaticProvider{Creds: cloud.NewCredentials(cfg.StaticCredentials.ID, cfg.StaticCredentials.Secret.Reveal(), "", time.Time{})}
+		klog.InfoS("Using AccessKey credentials", "accessKeyID", cfg.StaticCredentials.ID)
+	} else {
+		creds = cloud.NewRAMRoleProvider(md, cfg.RAMRoleName)
+		klog.InfoS("Using the instance RAM role's STS credentials from the metadata service", "endpoint", mdBase)
+	}
+	client, err := cloud.New(cloud.Options{
+		Region:      cfg.Region,
+		Credentials: creds,
+		Endpoints: cloud.Endpoints{
+			ECS: cfg.Endpoints.ECS, VPC: cfg.Endpoints.VPC, SLB: cfg.Endpoints.SLB, NLB: cfg.Endpoints.NLB,
+			Scheme: cfg.Endpoints.Scheme,
+		},
+		QPS:       opts.CloudQPS,
+		Burst:     opts.CloudBurst,
+		UserAgent: cfg.ClusterID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	index := nodes.NewIndex(nodes.CloudLister{Client: client}, cfg.VpcID)
+	if opts.InstanceCacheTTL > 0 {
+		index.MaxAge = opts.InstanceCacheTTL
+	}
+	klog.InfoS("Cloud configuration loaded", "region", cfg.Region, "vpc", cfg.VpcID, "clusterID", cfg.ClusterID,
+		"routeTables", cfg.RouteTableIDs, "ecsEndpoint", cfg.Endpoints.ECS, "vpcEndpoint", cfg.Endpoints.VPC, "scheme", cfg.Endpoints.Scheme)
+	return &Cloud{Config: cfg, Client: client, Nodes: nodes.NewInstances(index, cfg.Region)}, nil
+}
+
+func readFile(path string) (*config.File, []string, error) {
+	if path == "" {
+		f, w, err := config.Parse(nil)
+		return f, w, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cloud-config: %w", err)
+	}
+	return config.Parse(data)
+}
+
+func asFieldError(err error, target **config.FieldError) bool {
+	fe, ok := err.(*config.FieldError)
+	if ok {
+		*target = fe
+	}
+	return ok
+}
+
+// Initialize is called once before the controllers start.
+func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// Fail loudly early when credentials or endpoints are wrong, rather
+		// than on the first node.
+		lister := nodes.CloudLister{Client: c.Client}
+		if _, err := lister.ListVPCInstances(ctx, c.Config.VpcID); err != nil {
+			klog.ErrorS(err, "Cloud API check failed; controllers will keep retrying", "vpc", c.Config.VpcID)
+		}
+	}()
+}
+
+// LoadBalancer is served by our own service controller, not this interface.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+
+// Instances is the legacy interface; InstancesV2 replaces it.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// InstancesV2 serves the cloud-node and cloud-node-lifecycle controllers.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.Nodes, true }
+
+// Zones is deprecated and unused when InstancesV2 is served.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not supported.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// Routes is served by our own route controller, not this interface.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+
+// ProviderName returns the provider name.
+func (c *Cloud) ProviderName() string { return Name }
+
+// HasClusterID is true: the cluster id defaults to the existing CCM's literal.
+func (c *Cloud) HasClusterID() bool { return true }
