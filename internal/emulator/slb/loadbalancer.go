@@ -238,6 +238,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	}
 	s.state.LoadBalancers[lb.ID] = lb
 	s.state.Order = append(s.state.Order, lb.ID)
+	s.state.OrderRegions = append(s.state.OrderRegions, lb.RegionID)
 	if token != "" {
 		s.state.ClientTokens[token] = &ClientTokenEntry{LoadBalancerID: lb.ID, Fingerprint: fp}
 	}
@@ -275,6 +276,9 @@ func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {
 	for i, id := range s.state.Order {
 		if id == lb.ID {
 			s.state.Order = append(s.state.Order[:i], s.state.Order[i+1:]...)
+			if len(s.state.OrderRegions) > i {
+				s.state.OrderRegions = append(s.state.OrderRegions[:i], s.state.OrderRegions[i+1:]...)
+			}
 			break
 		}
 	}
@@ -357,11 +361,20 @@ type lbFilter struct {
 	serverLB map[string]bool
 }
 
-var lbFilterParams = []string{
-	"LoadBalancerName", "Address", "AddressType", "VpcId", "VSwitchId", "LoadBalancerStatus",
-	"NetworkType", "AddressIPVersion", "MasterZoneId", "SlaveZoneId", "ResourceGroupId",
-	"InternetChargeType", "PayType", "InstanceChargeType",
-}
+// lbFilterKeys maps the lower-cased DescribeLoadBalancers filter
+// parameters to their canonical names, so a request's parameters are
+// scanned once instead of once per filter.
+var lbFilterKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"LoadBalancerName", "Address", "AddressType", "VpcId", "VSwitchId", "LoadBalancerStatus",
+		"NetworkType", "AddressIPVersion", "MasterZoneId", "SlaveZoneId", "ResourceGroupId",
+		"InternetChargeType", "PayType", "InstanceChargeType", "LoadBalancerId", "Tags", "ServerId",
+	} {
+		m[strings.ToLower(k)] = k
+	}
+	return m
+}()
 
 func lbField(lb *LoadBalancer, name string) string {
 	switch name {
@@ -399,51 +412,87 @@ func lbField(lb *LoadBalancer, name string) string {
 
 func (s *Service) parseLBFilter(p api.Params) (*lbFilter, error) {
 	f := &lbFilter{}
-	if v := p.String("LoadBalancerId"); v != "" {
+	var buf [64]byte
+	var ids, tagsJSON, server string
+	hasTagN := false
+	for k, v := range p {
+		if v == "" || len(k) > len(buf) {
+			continue
+		}
+		lk := buf[:len(k)]
+		for i := 0; i < len(k); i++ {
+			c := k[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lk[i] = c
+		}
+		name, ok := lbFilterKeys[string(lk)]
+		if !ok {
+			if len(lk) > 4 && string(lk[:4]) == "tag." {
+				hasTagN = true
+			}
+			continue
+		}
+		switch name {
+		case "LoadBalancerId":
+			ids = v
+		case "Tags":
+			tagsJSON = v
+		case "ServerId":
+			server = v
+		default:
+			f.eq = append(f.eq, [2]string{name, v})
+		}
+	}
+	if ids != "" {
 		f.ids = map[string]bool{}
-		for _, id := range strings.Split(v, ",") {
+		for _, id := range strings.Split(ids, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				f.ids[id] = true
 			}
 		}
 	}
-	for _, k := range lbFilterParams {
-		if v := p.String(k); v != "" {
-			f.eq = append(f.eq, [2]string{k, v})
+	if tagsJSON != "" {
+		var jsonTags []struct {
+			TagKey   string `json:"TagKey"`
+			TagValue string `json:"TagValue"`
+		}
+		if err := json.Unmarshal([]byte(tagsJSON), &jsonTags); err != nil {
+			return nil, api.InvalidParameter("Tags", "The parameter Tags is not valid JSON: %v", err)
+		}
+		for _, t := range jsonTags {
+			f.tags = append(f.tags, api.Tag{Key: t.TagKey, Value: t.TagValue})
 		}
 	}
-	var jsonTags []struct {
-		TagKey   string `json:"TagKey"`
-		TagValue string `json:"TagValue"`
+	if hasTagN {
+		f.tags = append(f.tags, p.Tags()...)
 	}
-	if _, err := p.JSON("Tags", &jsonTags); err != nil {
-		return nil, err
-	}
-	for _, t := range jsonTags {
-		f.tags = append(f.tags, api.Tag{Key: t.TagKey, Value: t.TagValue})
-	}
-	f.tags = append(f.tags, p.Tags()...)
 	if len(f.tags) > 20 {
 		return nil, api.InvalidParameter("Tag", "At most 20 tags can be used as a filter.")
 	}
-	if srv := p.String("ServerId"); srv != "" {
+	if server != "" {
 		f.serverLB = map[string]bool{}
 		for _, lb := range s.state.LoadBalancers {
 			for _, b := range lb.BackendServers {
-				if b.ServerID == srv {
+				if b.ServerID == server {
 					f.serverLB[lb.ID] = true
 				}
 			}
 		}
 		for _, g := range s.state.VServerGroups {
 			for _, b := range g.Backends {
-				if b.ServerID == srv {
+				if b.ServerID == server {
 					f.serverLB[g.LoadBalancerID] = true
 				}
 			}
 		}
 	}
 	return f, nil
+}
+
+func (f *lbFilter) empty() bool {
+	return f.ids == nil && len(f.eq) == 0 && len(f.tags) == 0 && f.serverLB == nil
 }
 
 func (f *lbFilter) match(lb *LoadBalancer) bool {
@@ -503,6 +552,25 @@ func (s *Service) describeLoadBalancers(req *api.Request) (map[string]any, error
 	end := start + pageSize
 	items := make([]lbItem, 0, min(pageSize, len(s.state.Order)))
 	total := 0
+	// Without filters only the region decides, and OrderRegions lets the
+	// scan skip dereferencing load balancers outside the page.
+	if f.empty() && len(s.state.OrderRegions) == len(s.state.Order) {
+		for i, region := range s.state.OrderRegions {
+			if region != req.RegionID {
+				continue
+			}
+			if total >= start && total < end {
+				items = append(items, s.state.LoadBalancers[s.state.Order[i]].item())
+			}
+			total++
+		}
+		return map[string]any{
+			"LoadBalancers": lbPage{LoadBalancer: items},
+			"PageNumber":    pageNumber,
+			"PageSize":      pageSize,
+			"TotalCount":    total,
+		}, nil
+	}
 	// One pass over the creation-ordered ids: count every match, build
 	// only the requested page.
 	for _, id := range s.state.Order {

@@ -14,6 +14,9 @@ type State struct {
 	// Order holds load balancer ids in creation order, so listings page
 	// without sorting a map on every call.
 	Order []string
+	// OrderRegions holds the region of each id in Order, so an unfiltered
+	// listing scans strings instead of load balancers.
+	OrderRegions []string
 	// ClientTokens maps a CreateLoadBalancer ClientToken to its result.
 	ClientTokens map[string]*ClientTokenEntry
 	// PublicIPs are the emulator-owned public addresses in use.
