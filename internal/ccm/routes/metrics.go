@@ -1,0 +1,56 @@
+package routes
+
+import (
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+var (
+	reconciles = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "reconciles_total",
+		Help:           "Route controller passes by result (success, error).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	reconcileLatency = metrics.NewHistogram(&metrics.HistogramOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "reconcile_duration_seconds",
+		Help:           "Duration of one route controller pass over every route table.",
+		Buckets:        []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+		StabilityLevel: metrics.ALPHA,
+	})
+	entriesCreated = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "entries_created_total",
+		Help:           "Route entries created by the route controller, by route table.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"route_table"})
+	entriesDeleted = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "entries_deleted_total",
+		Help:           "Route entries deleted by the route controller, by route table.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"route_table"})
+	entryFailures = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "entry_failures_total",
+		Help:           "Route entries the cloud refused, by operation (create, delete) and error code.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"op", "code"})
+	conflicts = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "conflicting_entries",
+		Help:           "Custom entries inside the cluster CIDR not created by this cluster, seen by the last pass, by route table.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"route_table"})
+)
+
+func init() {
+	legacyregistry.MustRegister(reconciles, reconcileLatency, entriesCreated, entriesDeleted, entryFailures, conflicts)
+}

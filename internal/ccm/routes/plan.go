@@ -1,0 +1,298 @@
+package routes
+
+import (
+	"net/netip"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
+)
+
+// Labels that take a Node out of every controller's hands, as the existing
+// CCM honours them; providerIDs with hybridPrefix are not ECS instances.
+const (
+	LabelExcludeNode           = "service.alibabacloud.com/exclude-node"
+	LabelExcludeNodeDeprecated = "service.beta.kubernetes.io/exclude-node"
+	hybridPrefix               = "ack-hybrid://"
+)
+
+// nextHopInstance is the only next hop type this controller writes.
+const nextHopInstance = "Instance"
+
+// maxDescription is the cloud's limit on a route entry's Description.
+const maxDescription = 256
+
+// target is one route the cluster needs: a Node's podCIDR via its instance.
+type target struct {
+	Node     string
+	Instance string
+	CIDR     netip.Prefix
+}
+
+// entry is a custom route entry as DescribeRouteEntryList reports it.
+type entry struct {
+	ID          string
+	Table       string
+	Dst         string
+	HopType     string
+	HopID       string
+	Description string
+	Status      string
+}
+
+// routeKey names one destination in one route table; destinations are
+// unique per table, so it identifies an entry.
+type routeKey struct {
+	Table string
+	Dst   string
+}
+
+// creation is an entry to add for a target.
+type creation struct {
+	Table  string
+	Target target
+}
+
+// deletion is an entry to remove; Node is the Node it served, when known,
+// so that events land on it.
+type deletion struct {
+	Entry entry
+	Node  string
+}
+
+// conflict is an entry inside the cluster CIDR that this cluster did not
+// create and will not delete; Nodes are those whose podCIDR it overlaps.
+type conflict struct {
+	Entry entry
+	Nodes []string
+}
+
+// plan is what one pass must do to make the tables match the Nodes.
+type plan struct {
+	Deletes   []deletion
+	Creates   []creation
+	Conflicts []conflict
+	// Present are the wanted routes that already exist (Pending or Available).
+	Present map[routeKey]bool
+	// Blocked are wanted routes whose destination is held by a conflict.
+	Blocked map[routeKey]bool
+}
+
+// nodeSet is what the route controller needs to know about the Nodes.
+type nodeSet struct {
+	// Targets are the wanted routes, one per eligible Node podCIDR.
+	Targets []target
+	// Instances maps the instance of every eligible Node to its name.
+	Instances map[string]string
+	// ExcludedNodes and ExcludedInstances are left alone entirely: their
+	// routes are neither created, deleted nor reported.
+	ExcludedNodes     map[string]bool
+	ExcludedInstances map[string]bool
+}
+
+// marker is the Description prefix that proves an entry belongs to the cluster.
+func marker(clusterID string) string { return "k8s/" + clusterID + "/" }
+
+// description is the Description given to a Node's entries.
+func description(clusterID, node string) string {
+	d := marker(clusterID) + node
+	if len(d) > maxDescription {
+		d = d[:maxDescription]
+	}
+	return d
+}
+
+// markedNode returns the Node named in an entry's Description when the
+// entry carries this cluster's marker.
+func markedNode(clusterID, desc string) (string, bool) {
+	if n, ok := strings.CutPrefix(desc, marker(clusterID)); ok {
+		return n, true
+	}
+	return "", false
+}
+
+// excluded reports whether a Node opts out of cloud controllers.
+func excluded(n *corev1.Node) bool {
+	_, a := n.Labels[LabelExcludeNode]
+	_, b := n.Labels[LabelExcludeNodeDeprecated]
+	return a || b || strings.HasPrefix(n.Spec.ProviderID, hybridPrefix)
+}
+
+// podCIDRs returns a Node's podCIDRs, from spec.podCIDRs or the older
+// single field.
+func podCIDRs(n *corev1.Node) []string {
+	if len(n.Spec.PodCIDRs) > 0 {
+		return n.Spec.PodCIDRs
+	}
+	if n.Spec.PodCIDR != "" {
+		return []string{n.Spec.PodCIDR}
+	}
+	return nil
+}
+
+// skipped explains why a Node gets no route, for logs.
+type skipped struct {
+	Node   string
+	Reason string
+}
+
+// within reports whether p lies inside one of the cluster CIDRs.
+func within(p netip.Prefix, cidrs []netip.Prefix) bool {
+	for _, c := range cidrs {
+		if c.Bits() <= p.Bits() && c.Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodesToTargets decides which routes the Nodes need. Only IPv4 podCIDRs
+// inside the cluster CIDRs count; a podCIDR claimed by two Nodes goes to
+// the first by name.
+func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
+	ns := nodeSet{Instances: map[string]string{}, ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
+	var skips []skipped
+	sorted := append([]*corev1.Node(nil), nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	claimed := map[string]string{}
+	for _, n := range sorted {
+		if excluded(n) {
+			ns.ExcludedNodes[n.Name] = true
+			if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+				ns.ExcludedInstances[id] = true
+			}
+			continue
+		}
+		if n.Spec.ProviderID == "" {
+			skips = append(skips, skipped{n.Name, "no providerID yet"})
+			continue
+		}
+		r, id, err := providerid.Parse(n.Spec.ProviderID)
+		if err != nil {
+			skips = append(skips, skipped{n.Name, err.Error()})
+			continue
+		}
+		if region != "" && r != region {
+			skips = append(skips, skipped{n.Name, "instance is in region " + r + ", the VPC in " + region})
+			continue
+		}
+		ns.Instances[id] = n.Name
+		for _, s := range podCIDRs(n) {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				skips = append(skips, skipped{n.Name, "podCIDR " + s + " does not parse"})
+				continue
+			}
+			p = p.Masked()
+			if !p.Addr().Is4() {
+				continue
+			}
+			if !within(p, clusterCIDRs) {
+				skips = append(skips, skipped{n.Name, "podCIDR " + p.String() + " is outside the cluster CIDR"})
+				continue
+			}
+			if other, dup := claimed[p.String()]; dup {
+				skips = append(skips, skipped{n.Name, "podCIDR " + p.String() + " is also Node " + other + "'s"})
+				continue
+			}
+			claimed[p.String()] = n.Name
+			ns.Targets = append(ns.Targets, target{Node: n.Name, Instance: id, CIDR: p})
+		}
+	}
+	return ns, skips
+}
+
+// diff compares the wanted routes with the tables' custom entries.
+//
+// An entry is kept when a Node wants its destination with its next hop,
+// whoever made it (so routes of the existing CCM are adopted). It is
+// deleted when it is ours but not wanted: marked with this cluster's
+// Description, or unmarked with a current Node's instance as next hop.
+// Anything else inside the cluster CIDR is a conflict, reported and left in
+// place; entries outside the cluster CIDR, and those of excluded Nodes, are
+// never looked at.
+func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nodeSet, entries map[string][]entry) plan {
+	pl := plan{Present: map[routeKey]bool{}, Blocked: map[routeKey]bool{}}
+	want := map[string]target{}
+	for _, t := range ns.Targets {
+		want[t.CIDR.String()] = t
+	}
+	for _, table := range tables {
+		for _, e := range entries[table] {
+			p, err := netip.ParsePrefix(e.Dst)
+			if err != nil || !p.Addr().Is4() {
+				continue
+			}
+			p = p.Masked()
+			if !within(p, clusterCIDRs) {
+				continue
+			}
+			key := routeKey{table, p.String()}
+			t, wanted := want[key.Dst]
+			if wanted && e.HopType == nextHopInstance && e.HopID == t.Instance {
+				pl.Present[key] = true
+				continue
+			}
+			owner, marked := markedNode(clusterID, e.Description)
+			if ns.ExcludedNodes[owner] || (e.HopType == nextHopInstance && ns.ExcludedInstances[e.HopID]) {
+				continue
+			}
+			hopNode := ""
+			if e.HopType == nextHopInstance {
+				hopNode = ns.Instances[e.HopID]
+			}
+			if marked || hopNode != "" {
+				node := owner
+				if node == "" {
+					node = hopNode
+				}
+				if wanted {
+					// The event belongs to the Node whose route replaces it.
+					node = t.Node
+				}
+				pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: node})
+				continue
+			}
+			c := conflict{Entry: e}
+			for _, t := range ns.Targets {
+				if t.CIDR.Overlaps(p) {
+					c.Nodes = append(c.Nodes, t.Node)
+				}
+			}
+			if wanted {
+				pl.Blocked[key] = true
+			}
+			pl.Conflicts = append(pl.Conflicts, c)
+		}
+		for _, t := range ns.Targets {
+			key := routeKey{table, t.CIDR.String()}
+			if !pl.Present[key] && !pl.Blocked[key] {
+				pl.Creates = append(pl.Creates, creation{Table: table, Target: t})
+			}
+		}
+	}
+	return pl
+}
+
+// chunk splits items into batches of at most n.
+func chunk[T any](items []T, n int) [][]T {
+	var out [][]T
+	for len(items) > n {
+		out = append(out, items[:n])
+		items = items[n:]
+	}
+	if len(items) > 0 {
+		out = append(out, items)
+	}
+	return out
+}
+
+// normalize returns a CIDR in canonical form, as the cloud echoes it.
+func normalize(cidr string) string {
+	if p, err := netip.ParsePrefix(cidr); err == nil {
+		return p.Masked().String()
+	}
+	return cidr
+}

@@ -1,0 +1,340 @@
+package routes
+
+import (
+	"fmt"
+	"net/netip"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+const testCluster = "c1"
+
+var testCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
+
+func tgt(node, inst, cidr string) target {
+	return target{Node: node, Instance: inst, CIDR: netip.MustParsePrefix(cidr)}
+}
+
+func ent(id, table, dst, hop, desc string) entry {
+	return entry{ID: id, Table: table, Dst: dst, HopType: nextHopInstance, HopID: hop, Description: desc, Status: "Available"}
+}
+
+func mark(node string) string { return description(testCluster, node) }
+
+// summary renders a plan compactly so that cases read as expectations.
+type summary struct {
+	Creates, Deletes, Conflicts, Present, Blocked []string
+}
+
+func summarize(p plan) summary {
+	var s summary
+	for _, c := range p.Creates {
+		s.Creates = append(s.Creates, c.Table+":"+c.Target.CIDR.String()+">"+c.Target.Instance)
+	}
+	for _, d := range p.Deletes {
+		s.Deletes = append(s.Deletes, d.Entry.ID+"@"+d.Node)
+	}
+	for _, c := range p.Conflicts {
+		s.Conflicts = append(s.Conflicts, c.Entry.ID+"@"+strings.Join(c.Nodes, "+"))
+	}
+	for k := range p.Present {
+		s.Present = append(s.Present, k.Table+":"+k.Dst)
+	}
+	for k := range p.Blocked {
+		s.Blocked = append(s.Blocked, k.Table+":"+k.Dst)
+	}
+	sort.Strings(s.Present)
+	sort.Strings(s.Blocked)
+	return s
+}
+
+func TestDiff(t *testing.T) {
+	nodes := nodeSet{
+		Targets:           []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
+		Instances:         map[string]string{"i-1": "n1", "i-2": "n2"},
+		ExcludedNodes:     map[string]bool{"ex": true},
+		ExcludedInstances: map[string]bool{"i-ex": true},
+	}
+	tables := []string{"vtb-a", "vtb-b"}
+	ecmp := ent("rte-ecmp", "vtb-a", "10.244.9.0/24", "", "")
+	ecmp.HopType = "ECMP"
+	pending := ent("rte-p", "vtb-a", "10.244.1.0/24", "i-1", mark("n1"))
+	pending.Status = "Pending"
+	cases := []struct {
+		name    string
+		entries map[string][]entry
+		want    summary
+	}{
+		{
+			name: "empty tables: every Node in every table",
+			want: summary{Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}},
+		},
+		{
+			name: "all present: nothing to do",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-1", "vtb-a", "10.244.1.0/24", "i-1", mark("n1")), ent("rte-2", "vtb-a", "10.244.2.0/24", "i-2", mark("n2"))},
+				"vtb-b": {ent("rte-3", "vtb-b", "10.244.1.0/24", "i-1", mark("n1")), ent("rte-4", "vtb-b", "10.244.2.0/24", "i-2", mark("n2"))},
+			},
+			want: summary{Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24", "vtb-b:10.244.2.0/24"}},
+		},
+		{
+			name: "deleted Node's entry is removed, Pending entries are not re-created",
+			entries: map[string][]entry{
+				"vtb-a": {pending, ent("rte-2", "vtb-a", "10.244.2.0/24", "i-2", mark("n2")), ent("rte-gone", "vtb-a", "10.244.3.0/24", "i-3", mark("gone"))},
+				"vtb-b": {ent("rte-3", "vtb-b", "10.244.1.0/24", "i-1", mark("n1")), ent("rte-4", "vtb-b", "10.244.2.0/24", "i-2", mark("n2"))},
+			},
+			want: summary{Deletes: []string{"rte-gone@gone"}, Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24", "vtb-b:10.244.2.0/24"}},
+		},
+		{
+			name: "podCIDR change replaces the entry",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-old", "vtb-a", "10.244.7.0/24", "i-1", mark("n1")), ent("rte-2", "vtb-a", "10.244.2.0/24", "i-2", mark("n2"))},
+			},
+			want: summary{
+				Deletes: []string{"rte-old@n1"},
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Present: []string{"vtb-a:10.244.2.0/24"},
+			},
+		},
+		{
+			name: "wrong next hop is replaced",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-x", "vtb-a", "10.244.1.0/24", "i-old", mark("n1")), ent("rte-2", "vtb-a", "10.244.2.0/24", "i-1", mark("n2"))},
+			},
+			want: summary{
+				Deletes: []string{"rte-x@n1", "rte-2@n2"},
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+			},
+		},
+		{
+			name: "unmarked entries of the existing CCM are adopted, or removed when stale",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-old1", "vtb-a", "10.244.1.0/24", "i-1", ""), ent("rte-old2", "vtb-a", "10.244.5.0/24", "i-2", "made by hand")},
+			},
+			want: summary{
+				Deletes: []string{"rte-old2@n2"},
+				Creates: []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Present: []string{"vtb-a:10.244.1.0/24"},
+			},
+		},
+		{
+			name: "foreign entries inside the cluster CIDR are conflicts, never deleted",
+			entries: map[string][]entry{
+				"vtb-a": {
+					ent("rte-f1", "vtb-a", "10.244.1.0/24", "i-foreign", ""),
+					ent("rte-f2", "vtb-a", "10.244.0.0/16", "i-foreign", ""),
+					ent("rte-f3", "vtb-a", "10.244.200.0/24", "i-foreign", ""),
+					ent("rte-other", "vtb-a", "10.244.2.0/25", "i-9", description("other-cluster", "x")),
+					ecmp,
+				},
+			},
+			want: summary{
+				Conflicts: []string{"rte-f1@n1", "rte-f2@n1+n2", "rte-f3@", "rte-other@n2", "rte-ecmp@"},
+				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+			},
+		},
+		{
+			name: "outside the cluster CIDR, IPv6, malformed and excluded Nodes' entries are untouched",
+			entries: map[string][]entry{
+				"vtb-a": {
+					ent("rte-out", "vtb-a", "172.16.0.0/24", "i-1", mark("gone")),
+					ent("rte-v6", "vtb-a", "2408:4000::/64", "i-1", mark("gone")),
+					ent("rte-bad", "vtb-a", "not-a-cidr", "i-1", mark("gone")),
+					ent("rte-ex", "vtb-a", "10.244.50.0/24", "i-ex", ""),
+					ent("rte-ex2", "vtb-a", "10.244.51.0/24", "i-other", mark("ex")),
+				},
+			},
+			want: summary{Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := summarize(diff(testCluster, testCIDRs, tables, nodes, tc.entries))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("plan\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestChunk(t *testing.T) {
+	for _, tc := range []struct{ n, size, want []int }{
+		{n: []int{0}, size: []int{50}, want: nil},
+		{n: []int{1}, size: []int{50}, want: []int{1}},
+		{n: []int{50}, size: []int{50}, want: []int{50}},
+		{n: []int{51}, size: []int{50}, want: []int{50, 1}},
+		{n: []int{120}, size: []int{50}, want: []int{50, 50, 20}},
+		{n: []int{7}, size: []int{3}, want: []int{3, 3, 1}},
+	} {
+		items := make([]int, tc.n[0])
+		var got []int
+		for _, b := range chunk(items, tc.size[0]) {
+			got = append(got, len(b))
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("chunk(%d, %d) = %v, want %v", tc.n[0], tc.size[0], got, tc.want)
+		}
+	}
+}
+
+func node(name, providerID string, cidrs []string, lbls map[string]string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}, Spec: corev1.NodeSpec{ProviderID: providerID, PodCIDRs: cidrs}}
+	if len(cidrs) > 0 {
+		n.Spec.PodCIDR = cidrs[0]
+	}
+	return n
+}
+
+func TestNodesToTargets(t *testing.T) {
+	nodes := []*corev1.Node{
+		node("a", "cn-hangzhou.i-a", []string{"10.244.1.0/24", "fd00::/64"}, nil),
+		node("b", "alicloud://cn-hangzhou.i-b", []string{"10.244.2.0/24"}, nil),
+		node("c", "", []string{"10.244.3.0/24"}, nil),
+		node("d", "cn-hangzhou.i-d", []string{"10.244.4.0/24"}, map[string]string{LabelExcludeNode: "true"}),
+		node("e", "cn-hangzhou.i-e", []string{"10.244.5.0/24"}, map[string]string{LabelExcludeNodeDeprecated: ""}),
+		node("f", "ack-hybrid://whatever", []string{"10.244.6.0/24"}, nil),
+		node("g", "cn-beijing.i-g", []string{"10.244.7.0/24"}, nil),
+		node("h", "garbage", []string{"10.244.8.0/24"}, nil),
+		node("i", "cn-hangzhou.i-i", []string{"192.168.9.0/24"}, nil),
+		node("j", "cn-hangzhou.i-j", []string{"10.244.1.0/24"}, nil),
+		node("k", "cn-hangzhou.i-k", nil, nil),
+	}
+	ns, skips := nodesToTargets(nodes, testCIDRs, "cn-hangzhou")
+	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24")}
+	if !reflect.DeepEqual(ns.Targets, want) {
+		t.Errorf("targets = %v, want %v", ns.Targets, want)
+	}
+	if want := map[string]string{"i-a": "a", "i-b": "b", "i-i": "i", "i-j": "j", "i-k": "k"}; !reflect.DeepEqual(ns.Instances, want) {
+		t.Errorf("instances = %v, want %v", ns.Instances, want)
+	}
+	if want := map[string]bool{"d": true, "e": true, "f": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
+		t.Errorf("excluded nodes = %v, want %v", ns.ExcludedNodes, want)
+	}
+	if want := map[string]bool{"i-d": true, "i-e": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
+		t.Errorf("excluded instances = %v, want %v", ns.ExcludedInstances, want)
+	}
+	var skippedNodes []string
+	for _, s := range skips {
+		skippedNodes = append(skippedNodes, s.Node)
+	}
+	if want := []string{"c", "g", "h", "i", "j"}; !reflect.DeepEqual(skippedNodes, want) {
+		t.Errorf("skipped = %v (%v), want %v", skippedNodes, skips, want)
+	}
+}
+
+func TestRouteRelevantChange(t *testing.T) {
+	base := node("n", "cn-hangzhou.i-1", []string{"10.244.1.0/24"}, map[string]string{"a": "b"})
+	for _, tc := range []struct {
+		name   string
+		change func(n *corev1.Node)
+		want   bool
+	}{
+		{"status only", func(n *corev1.Node) { n.Status.Phase = corev1.NodeRunning }, false},
+		{"unrelated label", func(n *corev1.Node) { n.Labels["a"] = "c" }, false},
+		{"podCIDR", func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.9.0/24"}; n.Spec.PodCIDR = "10.244.9.0/24" }, true},
+		{"second podCIDR", func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }, true},
+		{"providerID", func(n *corev1.Node) { n.Spec.ProviderID = "cn-hangzhou.i-2" }, true},
+		{"exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNode] = "true" }, true},
+		{"deprecated exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNodeDeprecated] = "true" }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base.DeepCopy()
+			tc.change(n)
+			if got := routeRelevantChange(base, n); got != tc.want {
+				t.Errorf("routeRelevantChange = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDescriptionMarker(t *testing.T) {
+	d := description("c1", "node-1")
+	if d != "k8s/c1/node-1" {
+		t.Fatalf("description = %q", d)
+	}
+	if n, ok := markedNode("c1", d); !ok || n != "node-1" {
+		t.Errorf("markedNode = %q %v", n, ok)
+	}
+	if _, ok := markedNode("c2", d); ok {
+		t.Error("another cluster's marker must not be ours")
+	}
+	if long := description("c1", strings.Repeat("x", 300)); len(long) != maxDescription {
+		t.Errorf("long description has %d characters, want %d", len(long), maxDescription)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	cl, err := cloud.New(cloud.Options{Region: "cn-hangzhou", Credentials: cloud.StaticProvider{Creds: cloud.NewCredentials("id", "secret", "", time.Time{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientset()
+	valid := func() Options {
+		return Options{
+			KubeClient: kube, NodeInformer: informers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes(),
+			Recorder: record.NewFakeRecorder(10), Cloud: cl, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16",
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(o *Options)
+		errHas string
+	}{
+		{"valid", func(*Options) {}, ""},
+		{"dual stack", func(o *Options) { o.ClusterCIDR = "10.244.0.0/16,fd00::/48" }, ""},
+		{"tables without VPC", func(o *Options) { o.VpcID = ""; o.RouteTableIDs = []string{"vtb-1"} }, ""},
+		{"no cluster CIDR", func(o *Options) { o.ClusterCIDR = "" }, "--cluster-cidr"},
+		{"three cluster CIDRs", func(o *Options) { o.ClusterCIDR = "10.0.0.0/16,10.1.0.0/16,10.2.0.0/16" }, "at most two"},
+		{"IPv6 only", func(o *Options) { o.ClusterCIDR = "fd00::/48" }, "IPv4"},
+		{"bad CIDR", func(o *Options) { o.ClusterCIDR = "10.0.0.0/99" }, "cluster CIDR"},
+		{"no VPC, no tables", func(o *Options) { o.VpcID = "" }, "VPC id"},
+		{"batch too big", func(o *Options) { o.BatchSize = 51 }, "batch size"},
+		{"negative resync", func(o *Options) { o.ResyncPeriod = -time.Second }, "resync"},
+		{"no cloud", func(o *Options) { o.Cloud = nil }, "cloud client"},
+		{"no recorder", func(o *Options) { o.Recorder = nil }, "recorder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := valid()
+			tc.change(&o)
+			c, err := New(o)
+			switch {
+			case tc.errHas == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tc.errHas != "" && (err == nil || !strings.Contains(err.Error(), tc.errHas)):
+				t.Fatalf("New error = %v, want one containing %q", err, tc.errHas)
+			case err == nil && (c.opts.BatchSize != MaxBatchSize || c.opts.ResyncPeriod != DefaultResyncPeriod || c.opts.ClusterID != "clusterid"):
+				t.Errorf("defaults not applied: %+v", c.opts)
+			}
+		})
+	}
+}
+
+// TestFailureLookup covers how per-entry failures are matched to entries.
+func TestFailureLookup(t *testing.T) {
+	failed := map[string]entryFailure{"10.244.1.0/24": {Code: "QuotaExceeded"}, "rte-9": {Code: codeNotFound}}
+	if f, bad := failure(nil, failed, "10.244.1.0/24"); !bad || f.Code != "QuotaExceeded" {
+		t.Errorf("by destination: %v %v", f, bad)
+	}
+	if f, bad := failure(nil, failed, "rte-9", "10.244.9.0/24"); !bad || f.Code != codeNotFound {
+		t.Errorf("by id: %v %v", f, bad)
+	}
+	if _, bad := failure(nil, failed, "10.244.2.0/24"); bad {
+		t.Error("an entry not in the failures succeeded")
+	}
+	callErr := &cloud.Error{Code: "TaskConflict", Class: cloud.ClassConflict}
+	if f, bad := failure(fmt.Errorf("wrapped: %w", callErr), failed, "10.244.2.0/24"); !bad || f.Code != "TaskConflict" {
+		t.Errorf("call error: %v %v", f, bad)
+	}
+}

@@ -1,0 +1,310 @@
+package routes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+// Event reasons on Nodes.
+const (
+	EventCreatedRoute      = "CreatedRoute"
+	EventDeletedRoute      = "DeletedRoute"
+	EventCreateRouteFailed = "CreateRouteFailed"
+	EventSyncRouteFailed   = "SyncRouteFailed"
+	// EventRouteConflict flags an entry this cluster did not create that
+	// overlaps the Node's podCIDR; it is reported, never deleted.
+	EventRouteConflict = "RouteConflict"
+)
+
+// NetworkUnavailable reasons, as the existing CCM writes them.
+const (
+	ReasonRouteCreated   = "RouteCreated"
+	ReasonNoRouteCreated = "NoRouteCreated"
+)
+
+// outcome is what a pass achieved.
+type outcome struct {
+	// have are the wanted routes that exist after the pass.
+	have map[routeKey]bool
+	// retry are failures worth another pass soon (not quota ones, which
+	// wait for the resync since only an operator can lift them).
+	retry []error
+}
+
+// reconcile is one pass over every route table.
+func (c *Controller) reconcile(ctx context.Context) (err error) {
+	start := time.Now()
+	logger := klog.FromContext(ctx)
+	defer func() {
+		reconcileLatency.Observe(time.Since(start).Seconds())
+		result := "success"
+		if err != nil {
+			result = "error"
+		}
+		reconciles.WithLabelValues(result).Inc()
+	}()
+	tables, err := c.RouteTables(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list Nodes: %w", err)
+	}
+	byName := map[string]*corev1.Node{}
+	for _, n := range all {
+		byName[n.Name] = n
+	}
+	ns, skips := nodesToTargets(all, c.clusterCIDRs, c.cloud.Region())
+	for _, s := range skips {
+		logger.V(4).Info("Node gets no route", "node", s.Node, "reason", s.Reason)
+	}
+	var errs []error
+	var listed []string
+	entries := map[string][]entry{}
+	for _, t := range tables {
+		es, err := c.listEntries(ctx, t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		listed = append(listed, t)
+		entries[t] = es
+	}
+	pl := diff(c.opts.ClusterID, c.clusterCIDRs, listed, ns, entries)
+	c.reportConflicts(logger, listed, pl.Conflicts, byName)
+	out := c.apply(ctx, listed, pl, byName)
+	errs = append(errs, out.retry...)
+	// A table that could not be listed leaves every Node's state unknown.
+	if len(listed) == len(tables) {
+		errs = append(errs, c.updateConditions(ctx, tables, ns, out.have, byName)...)
+	}
+	logger.V(2).Info("Route pass done", "tables", len(tables), "routes", len(ns.Targets)*len(tables),
+		"created", len(pl.Creates), "deleted", len(pl.Deletes), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
+	return errors.Join(errs...)
+}
+
+// nodeRef returns the object to put a Node's events on, even once the Node
+// is gone.
+func nodeRef(byName map[string]*corev1.Node, name string) runtime.Object {
+	if n, ok := byName[name]; ok {
+		return n
+	}
+	return &corev1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
+}
+
+// apply deletes stale entries, then creates missing ones, table by table,
+// in batches; failures are handled per entry so one Node's problem never
+// holds back the others.
+func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName map[string]*corev1.Node) outcome {
+	logger := klog.FromContext(ctx)
+	out := outcome{have: map[routeKey]bool{}}
+	for k := range pl.Present {
+		out.have[k] = true
+	}
+	deleteFailed := map[routeKey]bool{}
+	for _, table := range tables {
+		var dels []deletion
+		for _, d := range pl.Deletes {
+			if d.Entry.Table == table {
+				dels = append(dels, d)
+			}
+		}
+		for _, batch := range chunk(dels, c.opts.BatchSize) {
+			failed, err := c.deleteBatch(ctx, table, batch)
+			if err != nil && ctx.Err() != nil {
+				return outcome{have: out.have, retry: append(out.retry, err)}
+			}
+			for _, d := range batch {
+				f, bad := failure(err, failed, d.Entry.ID, normalize(d.Entry.Dst))
+				if bad && f.Code == codeNotFound {
+					bad = false
+				}
+				if !bad {
+					entriesDeleted.WithLabelValues(table).Inc()
+					logger.Info("Deleted route", "routeTable", table, "entry", d.Entry.ID, "destination", d.Entry.Dst, "nextHop", d.Entry.HopID, "node", d.Node)
+					if d.Node != "" {
+						c.recorder.Eventf(nodeRef(byName, d.Node), corev1.EventTypeNormal, EventDeletedRoute,
+							"Deleted route %s via %s from route table %s", d.Entry.Dst, d.Entry.HopID, table)
+					}
+					continue
+				}
+				deleteFailed[routeKey{table, normalize(d.Entry.Dst)}] = true
+				entryFailures.WithLabelValues("delete", codeLabel(f.Code)).Inc()
+				out.retry = append(out.retry, fmt.Errorf("delete route %s (%s) from route table %s: %s: %s", d.Entry.ID, d.Entry.Dst, table, f.Code, f.Message))
+				if d.Node != "" && !cloud.Classify(f.Code, 400).Retryable() {
+					c.recorder.Eventf(nodeRef(byName, d.Node), corev1.EventTypeWarning, EventSyncRouteFailed,
+						"Could not delete route %s via %s from route table %s: %s: %s", d.Entry.Dst, d.Entry.HopID, table, f.Code, f.Message)
+				}
+			}
+		}
+	}
+	for _, table := range tables {
+		var crs []creation
+		for _, cr := range pl.Creates {
+			// While the stale entry holding the destination is still there,
+			// a create would only come back as a Duplicate.
+			if cr.Table == table && !deleteFailed[routeKey{table, cr.Target.CIDR.String()}] {
+				crs = append(crs, cr)
+			}
+		}
+		for _, batch := range chunk(crs, c.opts.BatchSize) {
+			failed, err := c.createBatch(ctx, table, batch)
+			if err != nil && ctx.Err() != nil {
+				return outcome{have: out.have, retry: append(out.retry, err)}
+			}
+			for _, cr := range batch {
+				dst := cr.Target.CIDR.String()
+				f, bad := failure(err, failed, dst)
+				if !bad || f.Code == codeDuplicate {
+					out.have[routeKey{table, dst}] = true
+					if !bad {
+						entriesCreated.WithLabelValues(table).Inc()
+						logger.Info("Created route", "routeTable", table, "destination", dst, "nextHop", cr.Target.Instance, "node", cr.Target.Node)
+						c.recorder.Eventf(nodeRef(byName, cr.Target.Node), corev1.EventTypeNormal, EventCreatedRoute,
+							"Created route %s via %s in route table %s", dst, cr.Target.Instance, table)
+					}
+					continue
+				}
+				entryFailures.WithLabelValues("create", codeLabel(f.Code)).Inc()
+				class := cloud.Classify(f.Code, 400)
+				if err != nil {
+					class = cloud.ClassOf(err)
+				}
+				logger.Info("Route not created", "routeTable", table, "destination", dst, "nextHop", cr.Target.Instance,
+					"node", cr.Target.Node, "code", f.Code, "message", f.Message)
+				if !class.Retryable() {
+					c.recorder.Eventf(nodeRef(byName, cr.Target.Node), corev1.EventTypeWarning, EventCreateRouteFailed,
+						"Could not create route %s via %s in route table %s: %s: %s", dst, cr.Target.Instance, table, f.Code, f.Message)
+				}
+				if class != cloud.ClassQuota {
+					out.retry = append(out.retry, fmt.Errorf("create route %s via %s in route table %s: %s: %s", dst, cr.Target.Instance, table, f.Code, f.Message))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// failure finds an entry's failure: the whole call's error, or the
+// per-entry one under any of keys.
+func failure(callErr error, failed map[string]entryFailure, keys ...string) (entryFailure, bool) {
+	if callErr != nil {
+		code := cloud.CodeOf(callErr)
+		if code == "" {
+			code = "ClientError"
+		}
+		return entryFailure{Code: code, Message: callErr.Error()}, true
+	}
+	for _, k := range keys {
+		if f, ok := failed[k]; ok && k != "" {
+			return f, true
+		}
+	}
+	return entryFailure{}, false
+}
+
+// codeLabel bounds the metric's label values to real codes.
+func codeLabel(code string) string {
+	if code == "" {
+		return "Unknown"
+	}
+	return code
+}
+
+// reportConflicts warns about entries this cluster will not touch.
+func (c *Controller) reportConflicts(logger klog.Logger, tables []string, cs []conflict, byName map[string]*corev1.Node) {
+	per := map[string]int{}
+	for _, cf := range cs {
+		per[cf.Entry.Table]++
+		e := cf.Entry
+		logger.Info("Route entry inside the cluster CIDR was not created by this cluster; leaving it in place",
+			"routeTable", e.Table, "entry", e.ID, "destination", e.Dst, "nextHopType", e.HopType, "nextHop", e.HopID, "nodes", cf.Nodes)
+		for _, n := range cf.Nodes {
+			c.recorder.Eventf(nodeRef(byName, n), corev1.EventTypeWarning, EventRouteConflict,
+				"Route table %s has entry %s (%s via %s %s), not created by this cluster, overlapping this Node's podCIDR; it is left in place",
+				e.Table, e.ID, e.Dst, e.HopType, e.HopID)
+		}
+	}
+	for _, t := range tables {
+		conflicts.WithLabelValues(t).Set(float64(per[t]))
+	}
+}
+
+// networkCondition returns a Node's NetworkUnavailable condition.
+func networkCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeNetworkUnavailable {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// updateConditions sets NetworkUnavailable on every Node that wants routes:
+// False once its routes exist in every table, True otherwise.
+func (c *Controller) updateConditions(ctx context.Context, tables []string, ns nodeSet, have map[routeKey]bool, byName map[string]*corev1.Node) []error {
+	ok := map[string]bool{}
+	var order []string
+	for _, t := range ns.Targets {
+		if _, seen := ok[t.Node]; !seen {
+			ok[t.Node] = true
+			order = append(order, t.Node)
+		}
+		for _, table := range tables {
+			if !have[routeKey{table, t.CIDR.String()}] {
+				ok[t.Node] = false
+			}
+		}
+	}
+	var errs []error
+	for _, name := range order {
+		if n, found := byName[name]; found {
+			if err := c.setNetworkCondition(ctx, n, ok[name]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
+// setNetworkCondition patches the Node's status only when the condition
+// changes.
+func (c *Controller) setNetworkCondition(ctx context.Context, n *corev1.Node, routed bool) error {
+	cond := corev1.NodeCondition{
+		Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionTrue, Reason: ReasonNoRouteCreated,
+		Message: "The route controller has not created this Node's routes in every route table",
+	}
+	if routed {
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, ReasonRouteCreated, "The route controller created this Node's routes"
+	}
+	if cur := networkCondition(n); cur != nil && cur.Status == cond.Status && cur.Reason == cond.Reason {
+		c.written.Store(n.Name, string(cond.Status)+"/"+cond.Reason)
+		return nil
+	}
+	now := metav1.Now()
+	cond.LastTransitionTime, cond.LastHeartbeatTime = now, now
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{cond}}})
+	if err != nil {
+		return fmt.Errorf("encode the NetworkUnavailable patch of Node %s: %w", n.Name, err)
+	}
+	c.written.Store(n.Name, string(cond.Status)+"/"+cond.Reason)
+	if _, err := c.kube.CoreV1().Nodes().PatchStatus(ctx, n.Name, patch); err != nil {
+		c.written.Delete(n.Name)
+		return fmt.Errorf("set NetworkUnavailable=%s on Node %s: %w", cond.Status, n.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Set NetworkUnavailable", "node", n.Name, "status", cond.Status, "reason", cond.Reason)
+	return nil
+}
