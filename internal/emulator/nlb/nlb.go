@@ -2,6 +2,14 @@
 package nlb
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/ecs"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -13,17 +21,313 @@ const Version = "2022-04-30"
 
 // Service is the emulated nlb product.
 type Service struct {
-	st  *store.Store
-	ecs *ecs.Service
-	vpc *vpc.Service
+	st    *store.Store
+	ecs   *ecs.Service
+	vpc   *vpc.Service
+	state *State
+}
+
+// State is the NLB part of the emulated cloud; exported fields only so it
+// round-trips through encoding/json for --state persistence.
+type State struct {
+	LoadBalancers map[string]*LoadBalancer `json:"loadBalancers"`
+	ServerGroups  map[string]*ServerGroup  `json:"serverGroups"`
+	Listeners     map[string]*Listener     `json:"listeners"`
+	Jobs          map[string]*Job          `json:"jobs"`
+	// Tokens remember the response of each call made with a ClientToken, so
+	// a retry gets the same answer instead of a second resource.
+	Tokens map[string]*TokenRecord `json:"tokens"`
+	// Seq orders resources by creation, for stable listings.
+	Seq int64 `json:"seq"`
+	// AddrSeq numbers the public and IPv6 addresses handed out.
+	AddrSeq int64 `json:"addrSeq"`
+}
+
+// TokenRecord is the answer to a call made with a ClientToken.
+type TokenRecord struct {
+	Fingerprint string         `json:"fingerprint"`
+	Response    map[string]any `json:"response"`
+	At          time.Time      `json:"at"`
+}
+
+// Reset empties the state, as on a fresh account.
+func (st *State) Reset() {
+	st.LoadBalancers = map[string]*LoadBalancer{}
+	st.ServerGroups = map[string]*ServerGroup{}
+	st.Listeners = map[string]*Listener{}
+	st.Jobs = map[string]*Job{}
+	st.Tokens = map[string]*TokenRecord{}
+	st.Seq = 0
+	st.AddrSeq = 0
+}
+
+func (st *State) next() int64 {
+	st.Seq++
+	return st.Seq
 }
 
 // New registers the nlb state with st.
 func New(st *store.Store, e *ecs.Service, v *vpc.Service) (*Service, error) {
-	return &Service{st: st, ecs: e, vpc: v}, nil
+	s := &Service{st: st, ecs: e, vpc: v, state: &State{}}
+	if err := st.Register("nlb", s.state); err != nil {
+		return nil, fmt.Errorf("register nlb state: %w", err)
+	}
+	return s, nil
 }
 
 // Product returns the action table.
 func (s *Service) Product() api.Product {
-	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: map[string]api.Action{}}
+	handlers := map[string]api.Handler{
+		"CreateLoadBalancer":                             s.createLoadBalancer,
+		"GetLoadBalancerAttribute":                       s.getLoadBalancerAttribute,
+		"ListLoadBalancers":                              s.listLoadBalancers,
+		"DeleteLoadBalancer":                             s.deleteLoadBalancer,
+		"UpdateLoadBalancerAttribute":                    s.updateLoadBalancerAttribute,
+		"UpdateLoadBalancerZones":                        s.updateLoadBalancerZones,
+		"UpdateLoadBalancerAddressTypeConfig":            s.updateLoadBalancerAddressTypeConfig,
+		"UpdateLoadBalancerProtection":                   s.updateLoadBalancerProtection,
+		"EnableLoadBalancerIpv6Internet":                 s.enableIpv6Internet,
+		"DisableLoadBalancerIpv6Internet":                s.disableIpv6Internet,
+		"LoadBalancerJoinSecurityGroup":                  s.joinSecurityGroup,
+		"LoadBalancerLeaveSecurityGroup":                 s.leaveSecurityGroup,
+		"AttachCommonBandwidthPackageToLoadBalancer":     s.attachBandwidthPackage,
+		"DetachCommonBandwidthPackageFromLoadBalancer":   s.detachBandwidthPackage,
+		"CreateServerGroup":                              s.createServerGroup,
+		"ListServerGroups":                               s.listServerGroups,
+		"UpdateServerGroupAttribute":                     s.updateServerGroupAttribute,
+		"DeleteServerGroup":                              s.deleteServerGroup,
+		"ListServerGroupServers":                         s.listServerGroupServers,
+		"AddServersToServerGroup":                        s.addServers,
+		"RemoveServersFromServerGroup":                   s.removeServers,
+		"UpdateServerGroupServersAttribute":              s.updateServers,
+		"CreateListener":                                 s.createListener,
+		"ListListeners":                                  s.listListeners,
+		"GetListenerAttribute":                           s.getListenerAttribute,
+		"UpdateListenerAttribute":                        s.updateListenerAttribute,
+		"DeleteListener":                                 s.deleteListener,
+		"StartListener":                                  s.startListener,
+		"StopListener":                                   s.stopListener,
+		"ListListenerCertificates":                       s.listListenerCertificates,
+		"AssociateAdditionalCertificatesWithListener":    s.associateCertificates,
+		"DisassociateAdditionalCertificatesWithListener": s.disassociateCertificates,
+		"TagResources":                                   s.tagResources,
+		"UntagResources":                                 s.untagResources,
+		"ListTagResources":                               s.listTagResources,
+		"DescribeZones":                                  s.describeZones,
+		"DescribeRegions":                                s.describeRegions,
+		"GetJobStatus":                                   s.getJobStatus,
+		"ListAsynJobs":                                   s.listAsynJobs,
+	}
+	actions := make(map[string]api.Action, len(handlers))
+	for name, h := range handlers {
+		ro := api.IsReadOnlyAction(name)
+		if !ro {
+			h = s.mutating(h)
+		}
+		actions[name] = api.Action{Handler: h, ReadOnly: ro}
+	}
+	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: actions}
+}
+
+// tokenTTL is how long a ClientToken answer is replayed; the cloud keeps
+// tokens for a limited time, and keeping them forever would grow the state.
+const tokenTTL = 24 * time.Hour
+
+// jobTTL is how long a finished job stays queryable.
+const jobTTL = 24 * time.Hour
+
+// mutating wraps a state-changing handler with the housekeeping every such
+// call shares: pruning expired jobs and tokens, and ClientToken replay.
+func (s *Service) mutating(h api.Handler) api.Handler {
+	return func(req *api.Request) (map[string]any, error) {
+		s.prune(req.Now)
+		tok := req.Params.String("ClientToken")
+		dry, _ := req.Params.Bool("DryRun", false)
+		if tok == "" || dry {
+			return h(req)
+		}
+		key := req.Action + "/" + tok
+		fp := fingerprint(req.Params)
+		if rec, ok := s.state.Tokens[key]; ok {
+			if rec.Fingerprint != fp {
+				return nil, api.Errorf(http.StatusBadRequest, "IdempotentParameterMismatch", "The request uses the same client token as a previous, but non-identical request.")
+			}
+			return copyResponse(rec.Response), nil
+		}
+		resp, err := h(req)
+		if err != nil {
+			return nil, err
+		}
+		s.state.Tokens[key] = &TokenRecord{Fingerprint: fp, Response: copyResponse(resp), At: req.Now}
+		return resp, nil
+	}
+}
+
+// copyResponse deep-copies a response through JSON so that the stored copy
+// looks the same in memory as after a reload from the state file.
+func copyResponse(m map[string]any) map[string]any {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return m
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return m
+	}
+	return out
+}
+
+// prune drops finished jobs and spent tokens past their retention.
+func (s *Service) prune(now time.Time) {
+	for id, j := range s.state.Jobs {
+		if now.Sub(j.DoneAt) > jobTTL {
+			delete(s.state.Jobs, id)
+		}
+	}
+	for k, t := range s.state.Tokens {
+		if now.Sub(t.At) > tokenTTL {
+			delete(s.state.Tokens, k)
+		}
+	}
+}
+
+// commonParams are the signature and envelope parameters that differ between
+// retries of the same logical call and so are left out of idempotency checks.
+var commonParams = map[string]bool{
+	"signature": true, "signaturenonce": true, "timestamp": true, "signaturemethod": true,
+	"signatureversion": true, "signaturetype": true, "accesskeyid": true, "securitytoken": true,
+	"format": true, "version": true, "action": true, "regionid": true,
+}
+
+// fingerprint identifies a call's business parameters, so that a reused
+// ClientToken with different parameters is refused as the cloud does.
+func fingerprint(p api.Params) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		if !commonParams[strings.ToLower(k)] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(p[k])
+		b.WriteByte('&')
+	}
+	return b.String()
+}
+
+// dryRun answers a DryRun call whose validation passed; callers invoke it
+// after validating and before changing anything.
+func dryRun(req *api.Request) error {
+	dry, err := req.Params.Bool("DryRun", false)
+	if err != nil {
+		return err
+	}
+	if dry {
+		return api.Errorf(http.StatusBadRequest, "DryRunOperation", "Request validation has been passed with DryRun flag set.")
+	}
+	return nil
+}
+
+// nlbTime is the timestamp format of NLB responses.
+func nlbTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// aliUID renders an account id as the numeric AliUid the SDK decodes.
+func aliUID(account string) int64 {
+	n, _ := strconv.ParseInt(account, 10, 64)
+	return n
+}
+
+// Error constructors for the NLB error catalog.
+
+func errLBNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.loadBalancer", "The specified resource %s is not found.", id)
+}
+
+func errServerGroupNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.serverGroup", "The specified resource %s is not found.", id)
+}
+
+func errListenerNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.listener", "The specified resource %s is not found.", id)
+}
+
+func errVpcNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.Vpc", "The specified resource %s is not found.", id)
+}
+
+func errVSwitchNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.VSwitch", "The specified resource %s is not found.", id)
+}
+
+func errServerNotFound(id string) error {
+	return api.NotFound("ResourceNotFound.BackendServer", "The specified resource %s is not found.", id)
+}
+
+func errLock(id string) error {
+	return api.Errorf(http.StatusBadRequest, "Conflict.Lock", "The Lock [%s] is conflict.", id)
+}
+
+func errIncorrectStatus(kind, id string) error {
+	return api.Errorf(http.StatusBadRequest, "IncorrectStatus."+kind, "The status of %s [%s] is incorrect.", kind, id)
+}
+
+// validName checks a load balancer or server group name: 2 to 128
+// characters starting with a letter (or a non-ASCII character, as the
+// console allows Chinese), then letters, digits, '.', '_' and '-'.
+func validName(param, name string) error {
+	if name == "" {
+		return nil
+	}
+	r := []rune(name)
+	ok := len(r) >= 2 && len(r) <= 128
+	if ok {
+		first := r[0]
+		ok = (first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first > 127
+	}
+	for _, c := range r {
+		if !ok {
+			break
+		}
+		ok = c > 127 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
+		return api.Errorf(http.StatusBadRequest, "IllegalParam."+param, "The param %s [%s] is illegal: 2 to 128 characters, starting with a letter, containing letters, digits, periods, underscores and hyphens.", param, name)
+	}
+	return nil
+}
+
+// canonical returns the allowed value equal to v ignoring case, so that
+// "sch" and "Sch" both map to the documented spelling.
+func canonical(p api.Params, key, def string, allowed ...string) (string, error) {
+	v := strings.TrimSpace(p.String(key))
+	if v == "" {
+		return def, nil
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(v, a) {
+			return a, nil
+		}
+	}
+	return "", api.InvalidParameter(key, "The parameter %s must be one of %s, got %q.", key, strings.Join(allowed, ", "), v)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// nonNil turns a nil slice into an empty one, so JSON shows [] not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -1,0 +1,837 @@
+package nlb
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+// Load balancer statuses as GetLoadBalancerAttribute reports them.
+const (
+	LBProvisioning = "Provisioning"
+	LBConfiguring  = "Configuring"
+	LBActive       = "Active"
+)
+
+// Limits of the NLB product that are not tunable quotas.
+const (
+	minZones            = 2
+	maxZones            = 10
+	maxSecurityGroups   = 4
+	maxListLoadBalancer = 20
+)
+
+// LoadBalancer is one NLB instance.
+type LoadBalancer struct {
+	ID                     string         `json:"id"`
+	Name                   string         `json:"name"`
+	Type                   string         `json:"type"`
+	AddressType            string         `json:"addressType"`
+	AddressIPVersion       string         `json:"addressIpVersion"`
+	IPv6AddressType        string         `json:"ipv6AddressType,omitempty"`
+	VpcID                  string         `json:"vpcId"`
+	RegionID               string         `json:"regionId"`
+	AccountID              string         `json:"accountId"`
+	ResourceGroupID        string         `json:"resourceGroupId"`
+	PayType                string         `json:"payType"`
+	BandwidthPackageID     string         `json:"bandwidthPackageId,omitempty"`
+	CrossZoneEnabled       bool           `json:"crossZoneEnabled"`
+	TrafficAffinityEnabled bool           `json:"trafficAffinityEnabled"`
+	Cps                    int            `json:"cps"`
+	Zones                  []*ZoneMapping `json:"zones"`
+	SecurityGroupIDs       []string       `json:"securityGroupIds"`
+	DeletionProtection     Protection     `json:"deletionProtection"`
+	ModificationProtection Protection     `json:"modificationProtection"`
+	Tags                   []api.Tag      `json:"tags,omitempty"`
+	CreatedAt              time.Time      `json:"createdAt"`
+	// ReadyAt ends Provisioning; ConfiguringUntil ends an LB-level update;
+	// BusyUntil ends the lock held by the last job on the LB or its listeners.
+	ReadyAt          time.Time `json:"readyAt"`
+	ConfiguringUntil time.Time `json:"configuringUntil"`
+	BusyUntil        time.Time `json:"busyUntil"`
+	Seq              int64     `json:"seq"`
+}
+
+// Protection is a deletion or modification protection setting. For
+// deletion protection Status is "on" when enabled; for modification
+// protection it is NonProtection or ConsoleProtection.
+type Protection struct {
+	Enabled     bool      `json:"enabled"`
+	Status      string    `json:"status,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	EnabledTime time.Time `json:"enabledTime"`
+}
+
+// ZoneMapping is the LB's presence in one zone: its vSwitch and addresses.
+type ZoneMapping struct {
+	ZoneID       string `json:"zoneId"`
+	VSwitchID    string `json:"vswitchId"`
+	EniID        string `json:"eniId"`
+	PrivateIPv4  string `json:"privateIpv4"`
+	PublicIPv4   string `json:"publicIpv4,omitempty"`
+	AllocationID string `json:"allocationId,omitempty"`
+	IPv6         string `json:"ipv6,omitempty"`
+}
+
+func (lb *LoadBalancer) status(now time.Time) string {
+	switch {
+	case now.Before(lb.ReadyAt):
+		return LBProvisioning
+	case now.Before(lb.ConfiguringUntil):
+		return LBConfiguring
+	}
+	return LBActive
+}
+
+func (lb *LoadBalancer) dnsName() string { return lb.ID + "." + lb.RegionID + ".nlb.aliyuncs.com" }
+
+// lb returns a load balancer of the request's region.
+func (s *Service) lb(req *api.Request, id string) (*LoadBalancer, error) {
+	lb, ok := s.state.LoadBalancers[id]
+	if !ok || lb.RegionID != req.RegionID {
+		return nil, errLBNotFound(id)
+	}
+	return lb, nil
+}
+
+// lbParam reads the required LoadBalancerId and returns that LB.
+func (s *Service) lbParam(req *api.Request) (*LoadBalancer, error) {
+	id, err := req.Params.Required("LoadBalancerId")
+	if err != nil {
+		return nil, err
+	}
+	return s.lb(req, id)
+}
+
+// lbForUpdate returns an LB a mutation may touch: not Provisioning and not
+// locked by a job in flight.
+func (s *Service) lbForUpdate(req *api.Request) (*LoadBalancer, error) {
+	lb, err := s.lbParam(req)
+	if err != nil {
+		return nil, err
+	}
+	return lb, s.checkLBMutable(req, lb)
+}
+
+func (s *Service) checkLBMutable(req *api.Request, lb *LoadBalancer) error {
+	if req.Now.Before(lb.ReadyAt) {
+		return errIncorrectStatus("loadbalancer", lb.ID)
+	}
+	if req.Now.Before(lb.BusyUntil) {
+		return errLock(lb.ID)
+	}
+	return nil
+}
+
+// lockLB starts a job on the LB and locks it until the job is done; LB-level
+// updates also show the LB as Configuring meanwhile.
+func (s *Service) lockLB(req *api.Request, lb *LoadBalancer, configuring bool) *Job {
+	j := s.startJob(req, "loadbalancer", lb.ID)
+	lb.BusyUntil = j.DoneAt
+	if configuring {
+		lb.ConfiguringUntil = j.DoneAt
+	}
+	return j
+}
+
+// zoneSpec is one validated ZoneMappings.N entry.
+type zoneSpec struct {
+	ZoneID, VSwitchID, PrivateIP, AllocationID string
+}
+
+// parseZones validates ZoneMappings.N for an LB in vpcID: 2 to 10 distinct
+// zones, each with a vSwitch of that VPC in that zone.
+func (s *Service) parseZones(req *api.Request, vpcID string) ([]zoneSpec, error) {
+	objs := req.Params.Objects("ZoneMappings")
+	if len(objs) == 0 {
+		return nil, api.MissingParameter("ZoneMappings")
+	}
+	if len(objs) < minZones || len(objs) > maxZones {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidZones", "The number of zones must be between %d and %d, got %d.", minZones, maxZones, len(objs))
+	}
+	seen := map[string]bool{}
+	out := make([]zoneSpec, 0, len(objs))
+	for i, o := range objs {
+		z := zoneSpec{ZoneID: o.String("ZoneId"), VSwitchID: o.String("VSwitchId"), PrivateIP: o.String("PrivateIPv4Address"), AllocationID: o.String("AllocationId")}
+		if z.ZoneID == "" {
+			return nil, api.MissingParameter(fmt.Sprintf("ZoneMappings.%d.ZoneId", i+1))
+		}
+		if z.VSwitchID == "" {
+			return nil, api.MissingParameter(fmt.Sprintf("ZoneMappings.%d.VSwitchId", i+1))
+		}
+		if seen[z.ZoneID] {
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidZones", "The zone %s is specified more than once.", z.ZoneID)
+		}
+		seen[z.ZoneID] = true
+		vsw, ok := s.vpc.VSwitch(z.VSwitchID)
+		if !ok || vsw.RegionID != req.RegionID || vsw.VpcID != vpcID {
+			return nil, errVSwitchNotFound(z.VSwitchID)
+		}
+		if vsw.ZoneID != z.ZoneID {
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidZones", "The vSwitch %s is in zone %s, not in zone %s.", z.VSwitchID, vsw.ZoneID, z.ZoneID)
+		}
+		out = append(out, z)
+	}
+	return out, nil
+}
+
+// allocateZone reserves the addresses of one zone mapping.
+func (s *Service) allocateZone(z zoneSpec, addressType, ipVersion string) (*ZoneMapping, error) {
+	ip, err := s.vpc.AllocatePrivateIP(z.VSwitchID, z.PrivateIP)
+	if err != nil {
+		// Returned as is: it is the *api.Error the client must see.
+		return nil, err
+	}
+	m := &ZoneMapping{ZoneID: z.ZoneID, VSwitchID: z.VSwitchID, EniID: store.NewID("eni"), PrivateIPv4: ip}
+	if addressType == "Internet" {
+		s.setPublic(m, z.AllocationID)
+	}
+	if ipVersion == "DualStack" {
+		s.state.AddrSeq++
+		n := s.state.AddrSeq
+		m.IPv6 = fmt.Sprintf("2408:4005:3ff:%x::%x", (n>>16)&0xffff, n&0xffff)
+	}
+	return m, nil
+}
+
+// setPublic gives a zone mapping a public address: an EIP the caller names,
+// or one the cloud allocates.
+func (s *Service) setPublic(m *ZoneMapping, allocationID string) {
+	s.state.AddrSeq++
+	n := s.state.AddrSeq
+	m.PublicIPv4 = fmt.Sprintf("47.%d.%d.%d", 96+(n>>16)%32, (n>>8)&0xff, 1+n%254)
+	if allocationID == "" {
+		allocationID = store.NewID("eip")
+	}
+	m.AllocationID = allocationID
+}
+
+func (s *Service) releaseZone(m *ZoneMapping) { s.vpc.ReleasePrivateIP(m.VSwitchID, m.PrivateIPv4) }
+
+// allocateZones reserves every zone's addresses, undoing the reservations
+// made so far when one fails.
+func (s *Service) allocateZones(specs []zoneSpec, addressType, ipVersion string) ([]*ZoneMapping, error) {
+	var out []*ZoneMapping
+	for _, z := range specs {
+		m, err := s.allocateZone(z, addressType, ipVersion)
+		if err != nil {
+			for _, done := range out {
+				s.releaseZone(done)
+			}
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// checkSecurityGroups verifies that every group exists in vpcID.
+func (s *Service) checkSecurityGroups(ids []string, vpcID string) error {
+	for _, id := range ids {
+		v, ok := s.ecs.SecurityGroupVPC(id)
+		if !ok {
+			return api.NotFound("ResourceNotFound.SecurityGroup", "The specified resource %s is not found.", id)
+		}
+		if v != vpcID {
+			return api.Errorf(http.StatusBadRequest, "InvalidParameter", "The security group %s does not belong to VPC %s.", id, vpcID)
+		}
+	}
+	return nil
+}
+
+func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	lbType, err := canonical(p, "LoadBalancerType", "Network", "Network")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Required("AddressType"); err != nil {
+		return nil, err
+	}
+	addrType, err := canonical(p, "AddressType", "", "Internet", "Intranet")
+	if err != nil {
+		return nil, err
+	}
+	ipVersion, err := canonical(p, "AddressIpVersion", "ipv4", "ipv4", "DualStack")
+	if err != nil {
+		return nil, err
+	}
+	vpcID, err := p.Required("VpcId")
+	if err != nil {
+		return nil, err
+	}
+	v, ok := s.vpc.VPC(vpcID)
+	if !ok || v.RegionID != req.RegionID {
+		return nil, errVpcNotFound(vpcID)
+	}
+	zones, err := s.parseZones(req, vpcID)
+	if err != nil {
+		return nil, err
+	}
+	name := p.String("LoadBalancerName")
+	if err := validName("LoadBalancerName", name); err != nil {
+		return nil, err
+	}
+	payType, err := canonical(p, "LoadBalancerBillingConfig.PayType", "PostPay", "PostPay")
+	if err != nil {
+		return nil, err
+	}
+	delProt, err := p.Bool("DeletionProtectionConfig.Enabled", false)
+	if err != nil {
+		return nil, err
+	}
+	modStatus, err := canonical(p, "ModificationProtectionConfig.Status", "NonProtection", "NonProtection", "ConsoleProtection")
+	if err != nil {
+		return nil, err
+	}
+	tags := p.Tags()
+	if err := s.validTags(tags); err != nil {
+		return nil, err
+	}
+	sgs := dedupe(p.List("SecurityGroupIds"))
+	if len(sgs) > maxSecurityGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
+	}
+	if err := s.checkSecurityGroups(sgs, vpcID); err != nil {
+		return nil, err
+	}
+	bwp := p.String("BandwidthPackageId")
+	if bwp != "" && !strings.HasPrefix(bwp, "cbwp-") {
+		return nil, api.NotFound("ResourceNotFound.BandwidthPackage", "The specified resource %s is not found.", bwp)
+	}
+	count := 0
+	for _, lb := range s.state.LoadBalancers {
+		if lb.RegionID == req.RegionID {
+			count++
+		}
+	}
+	if q := s.st.Settings().Quota(store.QuotaNLBInstances); count >= q {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.LoadBalancersNum", "The number of load balancers exceeds the quota of %d.", q)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	mappings, err := s.allocateZones(zones, addrType, ipVersion)
+	if err != nil {
+		return nil, err
+	}
+	lb := &LoadBalancer{
+		ID: store.NewID("nlb"), Name: name, Type: lbType, AddressType: addrType, AddressIPVersion: ipVersion,
+		VpcID: vpcID, RegionID: req.RegionID, AccountID: req.AccountID, ResourceGroupID: p.String("ResourceGroupId"),
+		PayType: payType, BandwidthPackageID: bwp, CrossZoneEnabled: true, Zones: mappings, SecurityGroupIDs: sgs,
+		ModificationProtection: Protection{Status: modStatus, Reason: p.String("ModificationProtectionConfig.Reason")},
+		Tags:                   tags, CreatedAt: req.Now, ReadyAt: req.Now.Add(s.st.Settings().Delay(store.DelayNLBProvisioning)), Seq: s.state.next(),
+	}
+	if ipVersion == "DualStack" {
+		lb.IPv6AddressType = "Intranet"
+	}
+	if lb.ResourceGroupID == "" {
+		lb.ResourceGroupID = defaultResourceGroup
+	}
+	if delProt {
+		lb.DeletionProtection = Protection{Enabled: true, Reason: p.String("DeletionProtectionConfig.Reason"), EnabledTime: req.Now}
+	}
+	if modStatus == "ConsoleProtection" {
+		lb.ModificationProtection.Enabled = true
+		lb.ModificationProtection.EnabledTime = req.Now
+	}
+	s.state.LoadBalancers[lb.ID] = lb
+	return map[string]any{"LoadbalancerId": lb.ID, "OrderId": 200000000000000 + lb.Seq}, nil
+}
+
+// defaultResourceGroup is the resource group of resources created without one.
+const defaultResourceGroup = "rg-acfmdefault0000"
+
+// lbView renders an LB as GetLoadBalancerAttribute and ListLoadBalancers do;
+// the two differ only in the spelling of tag fields.
+func (s *Service) lbView(lb *LoadBalancer, now time.Time, getStyle bool) map[string]any {
+	zones := make([]map[string]any, 0, len(lb.Zones))
+	for _, z := range lb.Zones {
+		addr := map[string]any{
+			"EniId": z.EniID, "PrivateIPv4Address": z.PrivateIPv4, "PrivateIPv4HcStatus": "Healthy",
+		}
+		if z.PublicIPv4 != "" {
+			addr["PublicIPv4Address"] = z.PublicIPv4
+			addr["AllocationId"] = z.AllocationID
+		}
+		if z.IPv6 != "" {
+			addr["Ipv6Address"] = z.IPv6
+			addr["PrivateIPv6HcStatus"] = "Healthy"
+		}
+		zones = append(zones, map[string]any{
+			"ZoneId": z.ZoneID, "VSwitchId": z.VSwitchID, "Status": "Active",
+			"LoadBalancerAddresses": []map[string]any{addr},
+		})
+	}
+	del := map[string]any{"Enabled": lb.DeletionProtection.Enabled}
+	if lb.DeletionProtection.Enabled {
+		del["Reason"] = lb.DeletionProtection.Reason
+		del["EnabledTime"] = nlbTime(lb.DeletionProtection.EnabledTime)
+	}
+	mod := map[string]any{"Status": lb.ModificationProtection.Status}
+	if lb.ModificationProtection.Enabled {
+		mod["Reason"] = lb.ModificationProtection.Reason
+		mod["EnabledTime"] = nlbTime(lb.ModificationProtection.EnabledTime)
+	}
+	out := map[string]any{
+		"RegionId": lb.RegionID, "LoadBalancerId": lb.ID, "LoadBalancerName": lb.Name, "LoadBalancerType": lb.Type,
+		"AddressType": lb.AddressType, "AddressIpVersion": lb.AddressIPVersion,
+		"LoadBalancerStatus": lb.status(now), "LoadBalancerBusinessStatus": "Normal",
+		"VpcId": lb.VpcID, "CreateTime": nlbTime(lb.CreatedAt), "ResourceGroupId": lb.ResourceGroupID,
+		"DNSName": lb.dnsName(), "CrossZoneEnabled": lb.CrossZoneEnabled, "TrafficAffinityEnabled": lb.TrafficAffinityEnabled,
+		"Cps": lb.Cps, "SecurityGroupIds": nonNil(lb.SecurityGroupIDs),
+		"LoadBalancerBillingConfig":    map[string]any{"PayType": lb.PayType},
+		"DeletionProtectionConfig":     del,
+		"ModificationProtectionConfig": mod,
+		"OperationLocks":               []map[string]any{},
+		"ZoneMappings":                 zones,
+	}
+	if lb.IPv6AddressType != "" {
+		out["Ipv6AddressType"] = lb.IPv6AddressType
+	}
+	if lb.BandwidthPackageID != "" {
+		out["BandwidthPackageId"] = lb.BandwidthPackageID
+	}
+	if getStyle {
+		out["Tags"] = tagKeyValues(lb.Tags)
+	} else {
+		out["Tags"] = tagModels(lb.Tags)
+		out["AliUid"] = aliUID(lb.AccountID)
+	}
+	return out
+}
+
+func (s *Service) getLoadBalancerAttribute(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbParam(req)
+	if err != nil {
+		return nil, err
+	}
+	return s.lbView(lb, req.Now, true), nil
+}
+
+func (s *Service) sortedLBs() []*LoadBalancer {
+	out := make([]*LoadBalancer, 0, len(s.state.LoadBalancers))
+	for _, lb := range s.state.LoadBalancers {
+		out = append(out, lb)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
+	return out
+}
+
+// lbHasAddress reports whether an LB answers on addr (any of its IPs).
+func lbHasAddress(lb *LoadBalancer, addr string) bool {
+	for _, z := range lb.Zones {
+		if z.PrivateIPv4 == addr || z.PublicIPv4 == addr || z.IPv6 == addr {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids := p.List("LoadBalancerIds")
+	if len(ids) > maxListLoadBalancer {
+		return nil, api.InvalidParameter("LoadBalancerIds", "The number of LoadBalancerIds exceeds the limit of %d.", maxListLoadBalancer)
+	}
+	names, vpcs := p.List("LoadBalancerNames"), p.List("VpcIds")
+	tags := p.Tags()
+	exact := map[string]string{
+		"AddressType": p.String("AddressType"), "AddressIpVersion": p.String("AddressIpVersion"),
+		"LoadBalancerStatus": p.String("LoadBalancerStatus"), "LoadBalancerType": p.String("LoadBalancerType"),
+		"LoadBalancerBusinessStatus": p.String("LoadBalancerBusinessStatus"), "ResourceGroupId": p.String("ResourceGroupId"),
+		"DNSName": p.String("DNSName"), "Ipv6AddressType": p.String("Ipv6AddressType"),
+	}
+	zone, address := p.String("ZoneId"), p.String("Address")
+	var match []*LoadBalancer
+	for _, lb := range s.sortedLBs() {
+		if lb.RegionID != req.RegionID ||
+			(len(ids) > 0 && !contains(ids, lb.ID)) ||
+			(len(names) > 0 && !contains(names, lb.Name)) ||
+			(len(vpcs) > 0 && !contains(vpcs, lb.VpcID)) ||
+			!matchTags(lb.Tags, tags) ||
+			(address != "" && !lbHasAddress(lb, address)) {
+			continue
+		}
+		if zone != "" {
+			found := false
+			for _, z := range lb.Zones {
+				found = found || z.ZoneID == zone
+			}
+			if !found {
+				continue
+			}
+		}
+		have := map[string]string{
+			"AddressType": lb.AddressType, "AddressIpVersion": lb.AddressIPVersion, "LoadBalancerStatus": lb.status(req.Now),
+			"LoadBalancerType": lb.Type, "LoadBalancerBusinessStatus": "Normal", "ResourceGroupId": lb.ResourceGroupID,
+			"DNSName": lb.dnsName(), "Ipv6AddressType": lb.IPv6AddressType,
+		}
+		ok := true
+		for k, want := range exact {
+			if want != "" && !strings.EqualFold(want, have[k]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			match = append(match, lb)
+		}
+	}
+	maxResults, start, end, next, err := p.Token(len(match), 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	items := make([]map[string]any, 0, end-start)
+	for _, lb := range match[start:end] {
+		items = append(items, s.lbView(lb, req.Now, false))
+	}
+	return map[string]any{"LoadBalancers": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+}
+
+func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbParam(req)
+	if err != nil {
+		return nil, err
+	}
+	if lb.DeletionProtection.Enabled {
+		return nil, api.Errorf(http.StatusBadRequest, "OperationDenied.DeletionProtectionEnabled", "The operation is not allowed because deletion protection of load balancer %s is enabled.", lb.ID)
+	}
+	if req.Now.Before(lb.ReadyAt) {
+		return nil, api.Errorf(http.StatusBadRequest, "ResourceInCreating.loadbalancer", "The load balancer %s is being created.", lb.ID)
+	}
+	if req.Now.Before(lb.BusyUntil) {
+		return nil, errLock(lb.ID)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	for id, l := range s.state.Listeners {
+		if l.LoadBalancerID == lb.ID {
+			delete(s.state.Listeners, id)
+		}
+	}
+	for _, z := range lb.Zones {
+		s.releaseZone(z)
+	}
+	delete(s.state.LoadBalancers, lb.ID)
+	j := s.startJob(req, "loadbalancer", lb.ID)
+	return map[string]any{"JobId": j.ID}, nil
+}
+
+func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	p := req.Params
+	name := p.String("LoadBalancerName")
+	if err := validName("LoadBalancerName", name); err != nil {
+		return nil, err
+	}
+	cross, err := p.Bool("CrossZoneEnabled", lb.CrossZoneEnabled)
+	if err != nil {
+		return nil, err
+	}
+	affinity, err := p.Bool("TrafficAffinityEnabled", lb.TrafficAffinityEnabled)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := p.IntRange("Cps", lb.Cps, 0, 1000000)
+	if err != nil {
+		return nil, err
+	}
+	sgs := dedupe(p.List("SecurityGroupIds"))
+	if len(sgs) > maxSecurityGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
+	}
+	if err := s.checkSecurityGroups(sgs, lb.VpcID); err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	if name != "" {
+		lb.Name = name
+	}
+	lb.CrossZoneEnabled, lb.TrafficAffinityEnabled, lb.Cps = cross, affinity, cps
+	if len(sgs) > 0 {
+		lb.SecurityGroupIDs = sgs
+	}
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) updateLoadBalancerZones(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := s.parseZones(req, lb.VpcID)
+	if err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	old := map[string]*ZoneMapping{}
+	for _, z := range lb.Zones {
+		old[z.ZoneID] = z
+	}
+	var (
+		kept  = map[string]bool{}
+		fresh []zoneSpec
+	)
+	for _, z := range specs {
+		if o, ok := old[z.ZoneID]; ok && o.VSwitchID == z.VSwitchID && (z.PrivateIP == "" || z.PrivateIP == o.PrivateIPv4) {
+			kept[z.ZoneID] = true
+			continue
+		}
+		fresh = append(fresh, z)
+	}
+	added, err := s.allocateZones(fresh, lb.AddressType, lb.AddressIPVersion)
+	if err != nil {
+		return nil, err
+	}
+	byZone := map[string]*ZoneMapping{}
+	for _, m := range added {
+		byZone[m.ZoneID] = m
+	}
+	for _, z := range lb.Zones {
+		if !kept[z.ZoneID] {
+			s.releaseZone(z)
+		}
+	}
+	zones := make([]*ZoneMapping, 0, len(specs))
+	for _, z := range specs {
+		if kept[z.ZoneID] {
+			zones = append(zones, old[z.ZoneID])
+		} else {
+			zones = append(zones, byZone[z.ZoneID])
+		}
+	}
+	lb.Zones = zones
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := req.Params.Required("AddressType"); err != nil {
+		return nil, err
+	}
+	addrType, err := canonical(req.Params, "AddressType", "", "Internet", "Intranet")
+	if err != nil {
+		return nil, err
+	}
+	if addrType == lb.AddressType {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The address type of load balancer %s is already %s.", lb.ID, addrType)
+	}
+	eips := map[string]string{}
+	for i, o := range req.Params.Objects("ZoneMappings") {
+		zone := o.String("ZoneId")
+		if zone == "" {
+			return nil, api.MissingParameter(fmt.Sprintf("ZoneMappings.%d.ZoneId", i+1))
+		}
+		found := false
+		for _, z := range lb.Zones {
+			found = found || z.ZoneID == zone
+		}
+		if !found {
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidZones", "The load balancer %s is not in zone %s.", lb.ID, zone)
+		}
+		eips[zone] = o.String("AllocationId")
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	lb.AddressType = addrType
+	for _, z := range lb.Zones {
+		if addrType == "Internet" {
+			s.setPublic(z, eips[z.ZoneID])
+		} else {
+			z.PublicIPv4, z.AllocationID = "", ""
+		}
+	}
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) updateLoadBalancerProtection(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbParam(req)
+	if err != nil {
+		return nil, err
+	}
+	p := req.Params
+	var delOn *bool
+	if p.String("DeletionProtectionEnabled") != "" {
+		v, err := p.Bool("DeletionProtectionEnabled", false)
+		if err != nil {
+			return nil, err
+		}
+		delOn = &v
+	}
+	mod, err := canonical(p, "ModificationProtectionStatus", "", "NonProtection", "ConsoleProtection")
+	if err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	if delOn != nil {
+		if *delOn {
+			if !lb.DeletionProtection.Enabled {
+				lb.DeletionProtection.EnabledTime = req.Now
+			}
+			lb.DeletionProtection.Enabled = true
+			lb.DeletionProtection.Reason = p.String("DeletionProtectionReason")
+		} else {
+			lb.DeletionProtection = Protection{}
+		}
+	}
+	if mod != "" {
+		on := mod == "ConsoleProtection"
+		if on && !lb.ModificationProtection.Enabled {
+			lb.ModificationProtection.EnabledTime = req.Now
+		}
+		lb.ModificationProtection.Status, lb.ModificationProtection.Enabled = mod, on
+		lb.ModificationProtection.Reason = ""
+		if on {
+			lb.ModificationProtection.Reason = p.String("ModificationProtectionReason")
+		}
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Service) setIpv6Internet(req *api.Request, typ string) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	if lb.AddressIPVersion != "DualStack" {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is not a DualStack load balancer.", lb.ID)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	lb.IPv6AddressType = typ
+	return map[string]any{}, nil
+}
+
+func (s *Service) enableIpv6Internet(req *api.Request) (map[string]any, error) {
+	return s.setIpv6Internet(req, "Internet")
+}
+
+func (s *Service) disableIpv6Internet(req *api.Request) (map[string]any, error) {
+	return s.setIpv6Internet(req, "Intranet")
+}
+
+func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	ids := dedupe(req.Params.List("SecurityGroupIds"))
+	if len(ids) == 0 {
+		return nil, api.MissingParameter("SecurityGroupIds")
+	}
+	if err := s.checkSecurityGroups(ids, lb.VpcID); err != nil {
+		return nil, err
+	}
+	next := append([]string(nil), lb.SecurityGroupIDs...)
+	for _, id := range ids {
+		if !contains(next, id) {
+			next = append(next, id)
+		}
+	}
+	if len(next) > maxSecurityGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups; %s would have %d.", maxSecurityGroups, lb.ID, len(next))
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	lb.SecurityGroupIDs = next
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	ids := dedupe(req.Params.List("SecurityGroupIds"))
+	if len(ids) == 0 {
+		return nil, api.MissingParameter("SecurityGroupIds")
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	var keep []string
+	for _, id := range lb.SecurityGroupIDs {
+		if !contains(ids, id) {
+			keep = append(keep, id)
+		}
+	}
+	lb.SecurityGroupIDs = keep
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	id, err := req.Params.Required("BandwidthPackageId")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(id, "cbwp-") {
+		return nil, api.NotFound("ResourceNotFound.BandwidthPackage", "The specified resource %s is not found.", id)
+	}
+	if lb.AddressType != "Internet" {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "Only an Internet load balancer can use a bandwidth package; %s is %s.", lb.ID, lb.AddressType)
+	}
+	if lb.BandwidthPackageID != "" {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is already associated with bandwidth package %s.", lb.ID, lb.BandwidthPackageID)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	lb.BandwidthPackageID = id
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, error) {
+	lb, err := s.lbForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	id, err := req.Params.Required("BandwidthPackageId")
+	if err != nil {
+		return nil, err
+	}
+	if lb.BandwidthPackageID != id {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is not associated with bandwidth package %s.", lb.ID, id)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	lb.BandwidthPackageID = ""
+	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+}
+
+// dedupe drops empty and repeated ids, keeping the first occurrence.
+func dedupe(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" && !contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,690 @@
+package nlb
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+// Server group and server statuses as the list actions report them.
+const (
+	SGCreating        = "Creating"
+	SGConfiguring     = "Configuring"
+	SGAvailable       = "Available"
+	ServerAdding      = "Adding"
+	ServerConfiguring = "Configuring"
+	ServerAvailable   = "Available"
+)
+
+// maxServerGroups is the documented number of server groups per region.
+const maxServerGroups = 3000
+
+// ServerGroup is an NLB server group.
+type ServerGroup struct {
+	ID                      string      `json:"id"`
+	Name                    string      `json:"name"`
+	Type                    string      `json:"type"`
+	AddressIPVersion        string      `json:"addressIpVersion"`
+	VpcID                   string      `json:"vpcId"`
+	RegionID                string      `json:"regionId"`
+	AccountID               string      `json:"accountId"`
+	ResourceGroupID         string      `json:"resourceGroupId"`
+	Protocol                string      `json:"protocol"`
+	Scheduler               string      `json:"scheduler"`
+	AnyPortEnabled          bool        `json:"anyPortEnabled"`
+	ConnectionDrainEnabled  bool        `json:"connectionDrainEnabled"`
+	ConnectionDrainTimeout  int         `json:"connectionDrainTimeout"`
+	PreserveClientIPEnabled bool        `json:"preserveClientIpEnabled"`
+	PersistenceEnabled      bool        `json:"persistenceEnabled"`
+	PersistenceTimeout      int         `json:"persistenceTimeout"`
+	HealthCheck             HealthCheck `json:"healthCheck"`
+	Servers                 []*Server   `json:"servers"`
+	Tags                    []api.Tag   `json:"tags,omitempty"`
+	CreatedAt               time.Time   `json:"createdAt"`
+	// ReadyAt ends Creating; ConfiguringUntil ends an update; BusyUntil
+	// ends the lock held by the last job on the group.
+	ReadyAt          time.Time `json:"readyAt"`
+	ConfiguringUntil time.Time `json:"configuringUntil"`
+	BusyUntil        time.Time `json:"busyUntil"`
+	Seq              int64     `json:"seq"`
+}
+
+// HealthCheck is a server group's health check configuration.
+type HealthCheck struct {
+	Enabled        bool     `json:"enabled"`
+	Type           string   `json:"type"`
+	ConnectPort    int      `json:"connectPort"`
+	ConnectTimeout int      `json:"connectTimeout"`
+	Interval       int      `json:"interval"`
+	Healthy        int      `json:"healthy"`
+	Unhealthy      int      `json:"unhealthy"`
+	Domain         string   `json:"domain,omitempty"`
+	URL            string   `json:"url,omitempty"`
+	Method         string   `json:"method,omitempty"`
+	HTTPCodes      []string `json:"httpCodes,omitempty"`
+}
+
+// Server is a backend of a server group.
+type Server struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	IP          string `json:"ip"`
+	Port        int    `json:"port"`
+	Weight      int    `json:"weight"`
+	Description string `json:"description,omitempty"`
+	ZoneID      string `json:"zoneId,omitempty"`
+	// ReadyAt ends Adding; ConfiguringUntil ends an attribute update.
+	ReadyAt          time.Time `json:"readyAt"`
+	ConfiguringUntil time.Time `json:"configuringUntil"`
+}
+
+func (g *ServerGroup) status(now time.Time) string {
+	switch {
+	case now.Before(g.ReadyAt):
+		return SGCreating
+	case now.Before(g.ConfiguringUntil):
+		return SGConfiguring
+	}
+	return SGAvailable
+}
+
+func (sv *Server) status(now time.Time) string {
+	switch {
+	case now.Before(sv.ReadyAt):
+		return ServerAdding
+	case now.Before(sv.ConfiguringUntil):
+		return ServerConfiguring
+	}
+	return ServerAvailable
+}
+
+func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error) {
+	g, ok := s.state.ServerGroups[id]
+	if !ok || g.RegionID != req.RegionID {
+		return nil, errServerGroupNotFound(id)
+	}
+	return g, nil
+}
+
+// sgForUpdate returns the group named by ServerGroupId unless a job on it
+// is in flight.
+func (s *Service) sgForUpdate(req *api.Request) (*ServerGroup, error) {
+	id, err := req.Params.Required("ServerGroupId")
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.serverGroup(req, id)
+	if err != nil {
+		return nil, err
+	}
+	if req.Now.Before(g.BusyUntil) {
+		return nil, errLock(g.ID)
+	}
+	return g, nil
+}
+
+// lockSG starts a job on a server group, which stays Configuring and locked
+// until the job is done.
+func (s *Service) lockSG(req *api.Request, g *ServerGroup) *Job {
+	j := s.startJob(req, "servergroup", g.ID)
+	g.BusyUntil = j.DoneAt
+	if j.DoneAt.After(g.ReadyAt) && !req.Now.Before(g.ReadyAt) {
+		g.ConfiguringUntil = j.DoneAt
+	}
+	return j
+}
+
+func (s *Service) sortedServerGroups() []*ServerGroup {
+	out := make([]*ServerGroup, 0, len(s.state.ServerGroups))
+	for _, g := range s.state.ServerGroups {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
+	return out
+}
+
+var httpCodes = []string{"http_2xx", "http_3xx", "http_4xx", "http_5xx"}
+
+// parseHealthCheck applies HealthCheckConfig.* on top of base.
+func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
+	o := p.Object("HealthCheckConfig")
+	hc := base
+	var err error
+	if hc.Enabled, err = o.Bool("HealthCheckEnabled", base.Enabled); err != nil {
+		return hc, err
+	}
+	if hc.Type, err = canonical(o, "HealthCheckType", base.Type, "TCP", "HTTP", "UDP"); err != nil {
+		return hc, err
+	}
+	ints := []struct {
+		key      string
+		dst      *int
+		min, max int
+	}{
+		{"HealthCheckConnectPort", &hc.ConnectPort, 0, 65535},
+		{"HealthCheckConnectTimeout", &hc.ConnectTimeout, 1, 300},
+		{"HealthCheckInterval", &hc.Interval, 1, 50},
+		{"HealthyThreshold", &hc.Healthy, 2, 10},
+		{"UnhealthyThreshold", &hc.Unhealthy, 2, 10},
+	}
+	for _, f := range ints {
+		if *f.dst, err = o.IntRange(f.key, *f.dst, f.min, f.max); err != nil {
+			return hc, api.InvalidParameter("HealthCheckConfig."+f.key, "The parameter HealthCheckConfig.%s must be between %d and %d.", f.key, f.min, f.max)
+		}
+	}
+	if o.Has("HealthCheckDomain") {
+		hc.Domain = o.String("HealthCheckDomain")
+	}
+	if o.Has("HealthCheckUrl") {
+		hc.URL = o.String("HealthCheckUrl")
+		if hc.URL != "" && !strings.HasPrefix(hc.URL, "/") {
+			return hc, api.InvalidParameter("HealthCheckConfig.HealthCheckUrl", "The parameter HealthCheckConfig.HealthCheckUrl must start with '/'.")
+		}
+	}
+	if hc.Method, err = canonical(o, "HttpCheckMethod", base.Method, "GET", "HEAD"); err != nil {
+		return hc, err
+	}
+	if codes := o.List("HealthCheckHttpCode"); len(codes) > 0 {
+		for _, c := range codes {
+			if !contains(httpCodes, c) {
+				return hc, api.InvalidParameter("HealthCheckConfig.HealthCheckHttpCode", "The parameter HealthCheckConfig.HealthCheckHttpCode must be among %s, got %q.", strings.Join(httpCodes, ", "), c)
+			}
+		}
+		hc.HTTPCodes = dedupe(codes)
+	}
+	if hc.Type == "HTTP" {
+		if hc.URL == "" {
+			hc.URL = "/"
+		}
+		if hc.Method == "" {
+			hc.Method = "GET"
+		}
+		if len(hc.HTTPCodes) == 0 {
+			hc.HTTPCodes = []string{"http_2xx"}
+		}
+	}
+	return hc, nil
+}
+
+// sgOptions are the tunables CreateServerGroup and UpdateServerGroupAttribute share.
+func parseSGOptions(p api.Params, g *ServerGroup) error {
+	var err error
+	if g.Scheduler, err = canonical(p, "Scheduler", g.Scheduler, "Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"); err != nil {
+		return err
+	}
+	if g.ConnectionDrainEnabled, err = p.Bool("ConnectionDrainEnabled", g.ConnectionDrainEnabled); err != nil {
+		return err
+	}
+	if g.ConnectionDrainTimeout, err = p.IntRange("ConnectionDrainTimeout", g.ConnectionDrainTimeout, 0, 900); err != nil {
+		return err
+	}
+	if g.PreserveClientIPEnabled, err = p.Bool("PreserveClientIpEnabled", g.PreserveClientIPEnabled); err != nil {
+		return err
+	}
+	if g.PersistenceEnabled, err = p.Bool("PersistenceEnabled", g.PersistenceEnabled); err != nil {
+		return err
+	}
+	if g.PersistenceTimeout, err = p.IntRange("PersistenceTimeout", g.PersistenceTimeout, 0, 3600); err != nil {
+		return err
+	}
+	g.HealthCheck, err = parseHealthCheck(p, g.HealthCheck)
+	return err
+}
+
+func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	name, err := p.Required("ServerGroupName")
+	if err != nil {
+		return nil, err
+	}
+	if err := validName("ServerGroupName", name); err != nil {
+		return nil, err
+	}
+	typ, err := canonical(p, "ServerGroupType", "Instance", "Instance", "Ip")
+	if err != nil {
+		return nil, err
+	}
+	vpcID, err := p.Required("VpcId")
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := s.vpc.VPC(vpcID); !ok || v.RegionID != req.RegionID {
+		return nil, errVpcNotFound(vpcID)
+	}
+	proto, err := canonical(p, "Protocol", "TCP", "TCP", "UDP", "TCPSSL")
+	if err != nil {
+		return nil, err
+	}
+	ipVersion, err := canonical(p, "AddressIPVersion", "ipv4", "ipv4", "DualStack")
+	if err != nil {
+		return nil, err
+	}
+	anyPort, err := p.Bool("AnyPortEnabled", false)
+	if err != nil {
+		return nil, err
+	}
+	g := &ServerGroup{
+		ID: store.NewID("sgp"), Name: name, Type: typ, AddressIPVersion: ipVersion, VpcID: vpcID, RegionID: req.RegionID,
+		AccountID: req.AccountID, ResourceGroupID: p.String("ResourceGroupId"), Protocol: proto, Scheduler: "Wrr",
+		AnyPortEnabled: anyPort, ConnectionDrainTimeout: 10,
+		HealthCheck: HealthCheck{Enabled: true, Type: "TCP", ConnectTimeout: 5, Interval: 10, Healthy: 2, Unhealthy: 2},
+		Servers:     []*Server{}, CreatedAt: req.Now,
+	}
+	if g.ResourceGroupID == "" {
+		g.ResourceGroupID = defaultResourceGroup
+	}
+	if err := parseSGOptions(p, g); err != nil {
+		return nil, err
+	}
+	if g.Protocol == "UDP" && g.HealthCheck.Type == "TCP" && !p.Has("HealthCheckConfig.HealthCheckType") {
+		g.HealthCheck.Type = "UDP"
+	}
+	g.Tags = p.Tags()
+	if err := s.validTags(g.Tags); err != nil {
+		return nil, err
+	}
+	count := 0
+	for _, o := range s.state.ServerGroups {
+		if o.RegionID == req.RegionID {
+			count++
+		}
+	}
+	if count >= maxServerGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServerGroupsNum", "The number of server groups exceeds the quota of %d.", maxServerGroups)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	g.Seq = s.state.next()
+	s.state.ServerGroups[g.ID] = g
+	j := s.startJob(req, "servergroup", g.ID)
+	g.ReadyAt, g.BusyUntil = j.DoneAt, j.DoneAt
+	return map[string]any{"ServerGroupId": g.ID, "JobId": j.ID}, nil
+}
+
+// relatedLBs lists the load balancers whose listeners forward to group id.
+func (s *Service) relatedLBs(id string) []string {
+	var out []string
+	for _, l := range s.sortedListeners() {
+		if l.ServerGroupID == id && !contains(out, l.LoadBalancerID) {
+			out = append(out, l.LoadBalancerID)
+		}
+	}
+	return out
+}
+
+func (s *Service) sgView(g *ServerGroup, now time.Time) map[string]any {
+	hc := map[string]any{
+		"HealthCheckEnabled": g.HealthCheck.Enabled, "HealthCheckType": g.HealthCheck.Type,
+		"HealthCheckConnectPort": g.HealthCheck.ConnectPort, "HealthCheckConnectTimeout": g.HealthCheck.ConnectTimeout,
+		"HealthCheckInterval": g.HealthCheck.Interval, "HealthyThreshold": g.HealthCheck.Healthy,
+		"UnhealthyThreshold": g.HealthCheck.Unhealthy, "HealthCheckHttpCode": nonNil(g.HealthCheck.HTTPCodes),
+	}
+	if g.HealthCheck.Domain != "" {
+		hc["HealthCheckDomain"] = g.HealthCheck.Domain
+	}
+	if g.HealthCheck.URL != "" {
+		hc["HealthCheckUrl"] = g.HealthCheck.URL
+	}
+	if g.HealthCheck.Method != "" {
+		hc["HttpCheckMethod"] = g.HealthCheck.Method
+	}
+	return map[string]any{
+		"RegionId": g.RegionID, "ServerGroupId": g.ID, "ServerGroupName": g.Name, "ServerGroupType": g.Type,
+		"AddressIPVersion": g.AddressIPVersion, "VpcId": g.VpcID, "Scheduler": g.Scheduler, "Protocol": g.Protocol,
+		"PersistenceEnabled": g.PersistenceEnabled, "PersistenceTimeout": g.PersistenceTimeout,
+		"ConnectionDrainEnabled": g.ConnectionDrainEnabled, "ConnectionDrainTimeout": g.ConnectionDrainTimeout,
+		"PreserveClientIpEnabled": g.PreserveClientIPEnabled, "AnyPortEnabled": g.AnyPortEnabled,
+		"ResourceGroupId": g.ResourceGroupID, "ServerGroupStatus": g.status(now), "AliUid": aliUID(g.AccountID),
+		"ServerCount": len(g.Servers), "RelatedLoadBalancerIds": nonNil(s.relatedLBs(g.ID)),
+		"HealthCheck": hc, "Tags": tagModels(g.Tags),
+	}
+}
+
+func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids, names := p.List("ServerGroupIds"), p.List("ServerGroupNames")
+	typ, vpcID, rg := p.String("ServerGroupType"), p.String("VpcId"), p.String("ResourceGroupId")
+	tags := p.Tags()
+	var match []*ServerGroup
+	for _, g := range s.sortedServerGroups() {
+		if g.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, g.ID)) || (len(names) > 0 && !contains(names, g.Name)) ||
+			(typ != "" && !strings.EqualFold(typ, g.Type)) || (vpcID != "" && vpcID != g.VpcID) ||
+			(rg != "" && rg != g.ResourceGroupID) || !matchTags(g.Tags, tags) {
+			continue
+		}
+		match = append(match, g)
+	}
+	maxResults, start, end, next, err := p.Token(len(match), 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	items := make([]map[string]any, 0, end-start)
+	for _, g := range match[start:end] {
+		items = append(items, s.sgView(g, req.Now))
+	}
+	return map[string]any{"ServerGroups": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+}
+
+func (s *Service) updateServerGroupAttribute(req *api.Request) (map[string]any, error) {
+	g, err := s.sgForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	p := req.Params
+	name := p.String("ServerGroupName")
+	if err := validName("ServerGroupName", name); err != nil {
+		return nil, err
+	}
+	upd := *g
+	if err := parseSGOptions(p, &upd); err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	if name != "" {
+		upd.Name = name
+	}
+	*g = upd
+	return map[string]any{"ServerGroupId": g.ID, "JobId": s.lockSG(req, g).ID}, nil
+}
+
+func (s *Service) deleteServerGroup(req *api.Request) (map[string]any, error) {
+	g, err := s.sgForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range s.sortedListeners() {
+		if l.ServerGroupID == g.ID {
+			return nil, api.Errorf(http.StatusBadRequest, "ResourceInUse.ServerGroup", "The server group %s is in use by listener %s.", g.ID, l.ID)
+		}
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	delete(s.state.ServerGroups, g.ID)
+	j := s.startJob(req, "servergroup", g.ID)
+	return map[string]any{"ServerGroupId": g.ID, "JobId": j.ID}, nil
+}
+
+// serverSpec is one validated Servers.N entry.
+type serverSpec struct {
+	index       int
+	ID, Type    string
+	IP          string
+	Port        int
+	hasPort     bool
+	Weight      int
+	hasWeight   bool
+	Description string
+	hasDesc     bool
+}
+
+// parseServers validates the shape of Servers.N against group g.
+func (s *Service) parseServers(req *api.Request, g *ServerGroup) ([]serverSpec, error) {
+	objs := req.Params.Objects("Servers")
+	if len(objs) == 0 {
+		return nil, api.MissingParameter("Servers")
+	}
+	if q := s.st.Settings().Quota(store.QuotaNLBServersPerCall); len(objs) > q {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServersNum", "At most %d servers can be changed in one call, got %d.", q, len(objs))
+	}
+	out := make([]serverSpec, 0, len(objs))
+	for i, o := range objs {
+		n := i + 1
+		sp := serverSpec{index: n, ID: o.String("ServerId"), IP: o.String("ServerIp"), Description: o.String("Description"), hasDesc: o.Has("Description")}
+		if sp.ID == "" {
+			return nil, api.MissingParameter(fmt.Sprintf("Servers.%d.ServerId", n))
+		}
+		if o.String("ServerType") == "" {
+			return nil, api.MissingParameter(fmt.Sprintf("Servers.%d.ServerType", n))
+		}
+		typ, err := canonical(o, "ServerType", "", "Ecs", "Eni", "Eci", "Ip")
+		if err != nil {
+			return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.ServerType", n), "The parameter Servers.%d.ServerType must be one of Ecs, Eni, Eci, Ip.", n)
+		}
+		sp.Type = typ
+		if (g.Type == "Ip") != (typ == "Ip") {
+			return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.ServerType", n), "A server group of type %s does not take servers of type %s.", g.Type, typ)
+		}
+		if typ == "Ip" {
+			if sp.IP == "" {
+				sp.IP = sp.ID
+			}
+			a, err := netip.ParseAddr(sp.IP)
+			if err != nil || sp.IP != sp.ID || (g.AddressIPVersion == "ipv4" && !a.Is4()) {
+				return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.ServerIp", n), "The server %s of type Ip must name a valid IP address as both ServerId and ServerIp.", sp.ID)
+			}
+		}
+		if o.String("Port") != "" {
+			sp.hasPort = true
+			p, err := strconv.Atoi(o.String("Port"))
+			if err != nil || p < 0 || p > 65535 {
+				return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.Port", n), "The parameter Servers.%d.Port must be between 0 and 65535.", n)
+			}
+			sp.Port = p
+		}
+		if o.String("Weight") != "" {
+			sp.hasWeight = true
+			w, err := strconv.Atoi(o.String("Weight"))
+			if err != nil || w < 0 || w > 100 {
+				return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.Weight", n), "The parameter Servers.%d.Weight must be between 0 and 100.", n)
+			}
+			sp.Weight = w
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// find returns the index of the group's server matching sp (by id, port
+// and, when given, IP), or -1.
+func (g *ServerGroup) find(sp serverSpec) int {
+	for i, sv := range g.Servers {
+		if sv.ID == sp.ID && (sp.IP == "" || sv.IP == sp.IP) && (!sp.hasPort || g.AnyPortEnabled || sv.Port == sp.Port) {
+			return i
+		}
+	}
+	return -1
+}
+
+// resolveServer checks that a new backend exists in the group's VPC and
+// returns its IP and zone.
+func (s *Service) resolveServer(g *ServerGroup, sp serverSpec) (ip, zone string, err error) {
+	switch sp.Type {
+	case "Ecs":
+		inst, ok := s.ecs.Instance(sp.ID)
+		if !ok || inst.VpcID != g.VpcID || inst.RegionID != g.RegionID {
+			return "", "", errServerNotFound(sp.ID)
+		}
+		if sp.IP != "" && sp.IP != inst.PrivateIP {
+			return "", "", api.InvalidParameter("ServerIp", "The IP %s is not the private IP of instance %s.", sp.IP, sp.ID)
+		}
+		return inst.PrivateIP, inst.ZoneID, nil
+	case "Eni", "Eci":
+		if sp.IP == "" {
+			return "", "", api.MissingParameter(fmt.Sprintf("Servers.%d.ServerIp", sp.index))
+		}
+		e, ok := s.ecs.ENIByIP(g.VpcID, sp.IP)
+		if !ok || (sp.Type == "Eni" && e.ID != sp.ID) {
+			return "", "", errServerNotFound(sp.ID)
+		}
+		return sp.IP, e.ZoneID, nil
+	}
+	return sp.IP, "", nil
+}
+
+func (s *Service) addServers(req *api.Request) (map[string]any, error) {
+	g, err := s.sgForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := s.parseServers(req, g)
+	if err != nil {
+		return nil, err
+	}
+	var added []*Server
+	for _, sp := range specs {
+		if !g.AnyPortEnabled && (!sp.hasPort || sp.Port == 0) {
+			return nil, api.MissingParameter(fmt.Sprintf("Servers.%d.Port", sp.index))
+		}
+		if g.AnyPortEnabled {
+			sp.Port = 0
+		}
+		ip, zone, err := s.resolveServer(g, sp)
+		if err != nil {
+			return nil, err
+		}
+		sp.IP = ip
+		sp.hasPort = true
+		if g.find(sp) >= 0 {
+			return nil, api.Errorf(http.StatusBadRequest, "DuplicatedParam.Server", "The server %s (%s:%d) is already in server group %s.", sp.ID, ip, sp.Port, g.ID)
+		}
+		for _, a := range added {
+			if a.ID == sp.ID && a.IP == ip && a.Port == sp.Port {
+				return nil, api.Errorf(http.StatusBadRequest, "DuplicatedParam.Server", "The server %s (%s:%d) is specified more than once.", sp.ID, ip, sp.Port)
+			}
+		}
+		w := 100
+		if sp.hasWeight {
+			w = sp.Weight
+		}
+		added = append(added, &Server{ID: sp.ID, Type: sp.Type, IP: ip, Port: sp.Port, Weight: w, Description: sp.Description, ZoneID: zone})
+	}
+	if q := s.st.Settings().Quota(store.QuotaNLBServersPerGroup); len(g.Servers)+len(added) > q {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServersNum", "Server group %s would have %d servers; the quota is %d.", g.ID, len(g.Servers)+len(added), q)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	j := s.lockSG(req, g)
+	for _, sv := range added {
+		sv.ReadyAt = j.DoneAt
+	}
+	g.Servers = append(g.Servers, added...)
+	return map[string]any{"ServerGroupId": g.ID, "JobId": j.ID}, nil
+}
+
+// matchExisting resolves every spec to an index of g.Servers, failing with
+// ResourceNotFound.BackendServer for a server not in the group.
+func matchExisting(g *ServerGroup, specs []serverSpec) ([]int, error) {
+	idx := make([]int, 0, len(specs))
+	for _, sp := range specs {
+		i := g.find(sp)
+		if i < 0 {
+			return nil, errServerNotFound(sp.ID)
+		}
+		idx = append(idx, i)
+	}
+	return idx, nil
+}
+
+func (s *Service) removeServers(req *api.Request) (map[string]any, error) {
+	g, err := s.sgForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := s.parseServers(req, g)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := matchExisting(g, specs)
+	if err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	drop := map[int]bool{}
+	for _, i := range idx {
+		drop[i] = true
+	}
+	keep := make([]*Server, 0, len(g.Servers))
+	for i, sv := range g.Servers {
+		if !drop[i] {
+			keep = append(keep, sv)
+		}
+	}
+	g.Servers = keep
+	return map[string]any{"ServerGroupId": g.ID, "JobId": s.lockSG(req, g).ID}, nil
+}
+
+func (s *Service) updateServers(req *api.Request) (map[string]any, error) {
+	g, err := s.sgForUpdate(req)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := s.parseServers(req, g)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := matchExisting(g, specs)
+	if err != nil {
+		return nil, err
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	j := s.lockSG(req, g)
+	for k, i := range idx {
+		sv, sp := g.Servers[i], specs[k]
+		if sp.hasWeight {
+			sv.Weight = sp.Weight
+		}
+		if sp.hasDesc {
+			sv.Description = sp.Description
+		}
+		if !req.Now.Before(sv.ReadyAt) {
+			sv.ConfiguringUntil = j.DoneAt
+		}
+	}
+	return map[string]any{"ServerGroupId": g.ID, "JobId": j.ID}, nil
+}
+
+func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	var groups []*ServerGroup
+	if id := p.String("ServerGroupId"); id != "" {
+		g, err := s.serverGroup(req, id)
+		if err != nil {
+			return nil, err
+		}
+		groups = []*ServerGroup{g}
+	} else {
+		for _, g := range s.sortedServerGroups() {
+			if g.RegionID == req.RegionID {
+				groups = append(groups, g)
+			}
+		}
+	}
+	ids, ips := p.List("ServerIds"), p.List("ServerIps")
+	var rows []map[string]any
+	for _, g := range groups {
+		for _, sv := range g.Servers {
+			if (len(ids) > 0 && !contains(ids, sv.ID)) || (len(ips) > 0 && !contains(ips, sv.IP)) {
+				continue
+			}
+			row := map[string]any{
+				"ServerGroupId": g.ID, "ServerId": sv.ID, "ServerIp": sv.IP, "ServerType": sv.Type, "Port": sv.Port,
+				"Weight": sv.Weight, "Description": sv.Description, "Status": sv.status(req.Now),
+			}
+			if sv.ZoneID != "" {
+				row["ZoneId"] = sv.ZoneID
+			}
+			rows = append(rows, row)
+		}
+	}
+	maxResults, start, end, next, err := p.Token(len(rows), 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"Servers": nonNil(rows[start:end]), "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+}

@@ -1,0 +1,269 @@
+package nlb
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+)
+
+// Resource types of the NLB tag API.
+const (
+	ResourceLoadBalancer   = "loadbalancer"
+	ResourceServerGroup    = "servergroup"
+	ResourceListener       = "listener"
+	ResourceSecurityPolicy = "securitypolicy"
+)
+
+// maxTagResourceIDs is how many ResourceId.N one tag call takes.
+const maxTagResourceIDs = 50
+
+// validTags checks Tag.N of a call: keys present, unique, not reserved and
+// within the documented lengths, and no more than the per-resource quota.
+func (s *Service) validTags(tags []api.Tag) error {
+	if q := s.st.Settings().Quota(store.QuotaTagsPerResource); len(tags) > q {
+		return api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsNum", "The number of tags exceeds the quota of %d.", q)
+	}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		switch {
+		case t.Key == "":
+			return api.MissingParameter("Tag.N.Key")
+		case len(t.Key) > 64 || strings.HasPrefix(t.Key, "aliyun") || strings.HasPrefix(t.Key, "acs:"):
+			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagKey", "The param TagKey [%s] is illegal.", t.Key)
+		case len(t.Value) > 128 || strings.HasPrefix(t.Value, "aliyun") || strings.HasPrefix(t.Value, "acs:"):
+			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagValue", "The param TagValue [%s] is illegal.", t.Value)
+		case seen[t.Key]:
+			return api.Errorf(http.StatusBadRequest, "DuplicatedParam.TagKey", "The tag key %s is duplicated.", t.Key)
+		}
+		seen[t.Key] = true
+	}
+	return nil
+}
+
+// matchTags reports whether have carries every filter tag (a filter with an
+// empty value matches any value of that key).
+func matchTags(have, filter []api.Tag) bool {
+	for _, f := range filter {
+		found := false
+		for _, h := range have {
+			if h.Key == f.Key && (f.Value == "" || h.Value == f.Value) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// tagModels renders tags as the list actions do ({Key, Value}).
+func tagModels(tags []api.Tag) []map[string]any {
+	out := make([]map[string]any, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, map[string]any{"Key": t.Key, "Value": t.Value})
+	}
+	return out
+}
+
+// tagKeyValues renders tags as GetLoadBalancerAttribute does ({TagKey, TagValue}).
+func tagKeyValues(tags []api.Tag) []map[string]any {
+	out := make([]map[string]any, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, map[string]any{"TagKey": t.Key, "TagValue": t.Value})
+	}
+	return out
+}
+
+// resourceType reads ResourceType, accepting any letter case.
+func resourceType(p api.Params) (string, error) {
+	if _, err := p.Required("ResourceType"); err != nil {
+		return "", err
+	}
+	return canonical(p, "ResourceType", "", ResourceLoadBalancer, ResourceServerGroup, ResourceListener, ResourceSecurityPolicy)
+}
+
+// tagsOf returns the tag list of a taggable resource of the request's region.
+func (s *Service) tagsOf(req *api.Request, typ, id string) (*[]api.Tag, error) {
+	switch typ {
+	case ResourceLoadBalancer:
+		lb, err := s.lb(req, id)
+		if err != nil {
+			return nil, err
+		}
+		return &lb.Tags, nil
+	case ResourceServerGroup:
+		g, err := s.serverGroup(req, id)
+		if err != nil {
+			return nil, err
+		}
+		return &g.Tags, nil
+	case ResourceListener:
+		l, err := s.listener(req, id)
+		if err != nil {
+			return nil, err
+		}
+		return &l.Tags, nil
+	}
+	return nil, api.NotFound("ResourceNotFound.securityPolicy", "The specified resource %s is not found.", id)
+}
+
+func (s *Service) tagTargets(req *api.Request) (string, []string, error) {
+	typ, err := resourceType(req.Params)
+	if err != nil {
+		return "", nil, err
+	}
+	ids := dedupe(req.Params.List("ResourceId"))
+	if len(ids) == 0 {
+		return "", nil, api.MissingParameter("ResourceId")
+	}
+	if len(ids) > maxTagResourceIDs {
+		return "", nil, api.InvalidParameter("ResourceId", "The number of ResourceId exceeds the limit of %d.", maxTagResourceIDs)
+	}
+	return typ, ids, nil
+}
+
+func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
+	typ, ids, err := s.tagTargets(req)
+	if err != nil {
+		return nil, err
+	}
+	tags := req.Params.Tags()
+	if len(tags) == 0 {
+		return nil, api.MissingParameter("Tag")
+	}
+	if err := s.validTags(tags); err != nil {
+		return nil, err
+	}
+	q := s.st.Settings().Quota(store.QuotaTagsPerResource)
+	lists := make([]*[]api.Tag, 0, len(ids))
+	for _, id := range ids {
+		l, err := s.tagsOf(req, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(mergeTags(*l, tags)); n > q {
+			return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsNum", "Resource %s would have %d tags; the quota is %d.", id, n, q)
+		}
+		lists = append(lists, l)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	for _, l := range lists {
+		*l = mergeTags(*l, tags)
+	}
+	return map[string]any{}, nil
+}
+
+// mergeTags overwrites existing keys and appends new ones.
+func mergeTags(have, add []api.Tag) []api.Tag {
+	out := append([]api.Tag(nil), have...)
+	for _, t := range add {
+		replaced := false
+		for i := range out {
+			if out[i].Key == t.Key {
+				out[i].Value, replaced = t.Value, true
+			}
+		}
+		if !replaced {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
+	typ, ids, err := s.tagTargets(req)
+	if err != nil {
+		return nil, err
+	}
+	all, err := req.Params.Bool("All", false)
+	if err != nil {
+		return nil, err
+	}
+	keys := req.Params.List("TagKey")
+	if !all && len(keys) == 0 {
+		return nil, api.MissingParameter("TagKey")
+	}
+	lists := make([]*[]api.Tag, 0, len(ids))
+	for _, id := range ids {
+		l, err := s.tagsOf(req, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, l)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	for _, l := range lists {
+		var keep []api.Tag
+		if !all {
+			for _, t := range *l {
+				if !contains(keys, t.Key) {
+					keep = append(keep, t)
+				}
+			}
+		}
+		*l = keep
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
+	typ, err := resourceType(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	ids := req.Params.List("ResourceId")
+	filter := req.Params.Tags()
+	if len(ids) == 0 && len(filter) == 0 {
+		return nil, api.MissingParameter("ResourceId")
+	}
+	type owned struct {
+		id   string
+		tags []api.Tag
+	}
+	var res []owned
+	switch typ {
+	case ResourceLoadBalancer:
+		for _, lb := range s.sortedLBs() {
+			if lb.RegionID == req.RegionID {
+				res = append(res, owned{lb.ID, lb.Tags})
+			}
+		}
+	case ResourceServerGroup:
+		for _, g := range s.sortedServerGroups() {
+			if g.RegionID == req.RegionID {
+				res = append(res, owned{g.ID, g.Tags})
+			}
+		}
+	case ResourceListener:
+		for _, l := range s.sortedListeners() {
+			if l.RegionID == req.RegionID {
+				res = append(res, owned{l.ID, l.Tags})
+			}
+		}
+	}
+	var rows []map[string]any
+	for _, r := range res {
+		if (len(ids) > 0 && !contains(ids, r.id)) || !matchTags(r.tags, filter) {
+			continue
+		}
+		for _, t := range r.tags {
+			rows = append(rows, map[string]any{
+				"ResourceId": r.id, "ResourceType": typ, "TagKey": t.Key, "TagValue": t.Value,
+				"RegionNo": req.RegionID, "AliUid": aliUID(req.AccountID), "Scope": "Custom", "Category": "Custom",
+			})
+		}
+	}
+	maxResults, start, end, next, err := req.Params.Token(len(rows), 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"TagResources": nonNil(rows[start:end]), "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+}
