@@ -1,0 +1,184 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+)
+
+const (
+	accessKeyID     = "LTAI5tCcmTestKey"
+	accessKeySecret = "ccm-test-secret-Zm9vYmFyYmF6cXV4"
+	clusterID       = "c-integration"
+	clusterCIDR     = "10.244.0.0/16"
+)
+
+// One control plane, one emulated cloud and one CCM serve every test of
+// this binary; each test uses its own instances and Nodes.
+var (
+	cluster *localcluster.Cluster
+	cloud   *emulator.Emulator
+	vswitch []string
+	vpcID   string
+	ccm     *ccmtest.CCM
+	logDir  string
+	nodeSeq atomic.Int32
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{
+		ControllerManager:      true,
+		Kwok:                   true,
+		ClusterCIDR:            clusterCIDR,
+		NodeMonitorGracePeriod: 10 * time.Second,
+	}, func(c *localcluster.Cluster) {
+		cluster = c
+		if err := setup(); err != nil {
+			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
+			os.Exit(1)
+		}
+	}))
+}
+
+func setup() error {
+	var err error
+	cloud, err = emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: accessKeyID, Secret: accessKeySecret, AccountID: "1234567890"}}})
+	if err != nil {
+		return err
+	}
+	if _, err := cloud.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	if err := cloud.Store.Settings().SetDelay(store.DelayECSInstance, 300*time.Millisecond); err != nil {
+		return err
+	}
+	// The metadata service describes the first instance: the CCM's own machine.
+	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 1, NamePrefix: "ccm-host-"}))
+	if err != nil {
+		return err
+	}
+	vpcID, vswitch = ids["vpc"][0], ids["vswitch"]
+	logDir = filepath.Join(cluster.Dir, "logs")
+	ccm, err = ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{
+		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
+		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
+		// Region and VPC come from the metadata service.
+		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
+		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=4"},
+		LogPath:     filepath.Join(logDir, "cloud-controller-manager.log"),
+	})
+	return err
+}
+
+func kube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func ecsClient(t *testing.T) *ecs.Client {
+	t.Helper()
+	cfg := sdk.NewConfig()
+	cfg.Scheme = "HTTP"
+	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Domain = cloud.Addr()
+	return c
+}
+
+type instance struct{ id, ip, zone string }
+
+// addInstances seeds n instances in the cluster VPC and returns them.
+func addInstances(t *testing.T, n int) []instance {
+	t.Helper()
+	s := &api.Seed{}
+	for i := 0; i < n; i++ {
+		s.Instances = append(s.Instances, api.SeedInstance{
+			Name: fmt.Sprintf("%s-%d", strings.ToLower(t.Name()), i), InstanceType: "ecs.g7.large",
+			VSwitchID: vswitch[i%len(vswitch)], InstanceChargeType: "PostPaid", SpotStrategy: "NoSpot",
+		})
+	}
+	ids, err := cloud.Seed(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ecs.CreateDescribeInstancesRequest()
+	raw := `["` + strings.Join(ids["instance"], `","`) + `"]`
+	req.InstanceIds = raw
+	req.PageSize = "100"
+	resp, err := ecsClient(t).DescribeInstances(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]ecs.Instance{}
+	for _, in := range resp.Instances.Instance {
+		byID[in.InstanceId] = in
+	}
+	var out []instance
+	for _, id := range ids["instance"] {
+		in := byID[id]
+		out = append(out, instance{id: id, ip: in.VpcAttributes.PrivateIpAddress.IpAddress[0], zone: in.ZoneId})
+	}
+	return out
+}
+
+func nodeName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, nodeSeq.Add(1))
+}
+
+func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		if ccm.Exited() {
+			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
+		}
+		t.Fatalf("%s: %v (last: %v)", what, err, last)
+	}
+	return time.Since(start)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func getNode(ctx context.Context, cs kubernetes.Interface, name string) (*corev1.Node, error) {
+	return cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
