@@ -170,7 +170,9 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 		}, "InvalidParameter", 400},
 		{"security group of other vpc", func(r *nlb.CreateLoadBalancerRequest) { r.SecurityGroupIds = &[]string{"sg-b"} }, "InvalidParameter", 400},
 		{"unknown security group", func(r *nlb.CreateLoadBalancerRequest) { r.SecurityGroupIds = &[]string{"sg-zz"} }, "ResourceNotFound.SecurityGroup", 404},
-		{"reserved tag", func(r *nlb.CreateLoadBalancerRequest) { r.Tag = &[]nlb.CreateLoadBalancerTag{{Key: "aliyun:x", Value: "v"}} }, "IllegalParam.TagKey", 400},
+		{"reserved tag", func(r *nlb.CreateLoadBalancerRequest) {
+			r.Tag = &[]nlb.CreateLoadBalancerTag{{Key: "aliyun:x", Value: "v"}}
+		}, "IllegalParam.TagKey", 400},
 		{"dry run", func(r *nlb.CreateLoadBalancerRequest) { r.DryRun = requests.NewBoolean(true) }, "DryRunOperation", 400},
 	}
 	for _, tc := range cases {
@@ -235,7 +237,9 @@ func TestListLoadBalancersFilters(t *testing.T) {
 		{"address type", func(r *nlb.ListLoadBalancersRequest) { r.AddressType = "Internet" }, []string{idB}},
 		{"zone", func(r *nlb.ListLoadBalancersRequest) { r.ZoneId = zoneJ }, []string{idB}},
 		{"tag key", func(r *nlb.ListLoadBalancersRequest) { r.Tag = &[]nlb.ListLoadBalancersTag{{Key: "team"}} }, []string{idA, idC}},
-		{"tag value", func(r *nlb.ListLoadBalancersRequest) { r.Tag = &[]nlb.ListLoadBalancersTag{{Key: "team", Value: "blue"}} }, []string{idC}},
+		{"tag value", func(r *nlb.ListLoadBalancersRequest) {
+			r.Tag = &[]nlb.ListLoadBalancersTag{{Key: "team", Value: "blue"}}
+		}, []string{idC}},
 		{"status", func(r *nlb.ListLoadBalancersRequest) { r.LoadBalancerStatus = "Active" }, []string{idA, idB, idC}},
 		{"dns name", func(r *nlb.ListLoadBalancersRequest) { r.DNSName = idB + ".cn-hangzhou.nlb.aliyuncs.com" }, []string{idB}},
 		{"address", func(r *nlb.ListLoadBalancersRequest) { r.Address = addrA }, []string{idA}},
