@@ -134,10 +134,8 @@ func (s *Service) sgForUpdate(req *api.Request) (*ServerGroup, error) {
 // until the job is done.
 func (s *Service) lockSG(req *api.Request, g *ServerGroup) *Job {
 	j := s.startJob(req, "servergroup", g.ID)
-	g.BusyUntil = j.DoneAt
-	if j.DoneAt.After(g.ReadyAt) && !req.Now.Before(g.ReadyAt) {
-		g.ConfiguringUntil = j.DoneAt
-	}
+	// Callers went through sgForUpdate, so the group is past Creating.
+	g.BusyUntil, g.ConfiguringUntil = j.DoneAt, j.DoneAt
 	return j
 }
 
