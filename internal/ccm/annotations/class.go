@@ -1,0 +1,106 @@
+package annotations
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Owner says which of our controllers (if any) handles a Service.
+type Owner int
+
+// Owners.
+const (
+	// OwnerNone: not ours (not type LoadBalancer, another class, or opted out).
+	OwnerNone Owner = iota
+	// OwnerCLB: a Classic Load Balancer Service.
+	OwnerCLB
+	// OwnerNLB: a Network Load Balancer Service.
+	OwnerNLB
+)
+
+// String implements fmt.Stringer.
+func (o Owner) String() string {
+	switch o {
+	case OwnerCLB:
+		return "CLB"
+	case OwnerNLB:
+		return "NLB"
+	default:
+		return "None"
+	}
+}
+
+// NLBClass is the spec.loadBalancerClass that selects NLB.
+const NLBClass = "alibabacloud.com/nlb"
+
+// Class decides which controller owns a Service, following the existing
+// CCM's rules so both never fight over one Service. typeAnnotationGate is
+// the LoadBalancerTypeAnnotation feature gate.
+func Class(svc *corev1.Service, typeAnnotationGate bool) Owner {
+	if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return OwnerNone
+	}
+	if svc.Spec.LoadBalancerClass != nil {
+		if *svc.Spec.LoadBalancerClass == NLBClass {
+			return OwnerNLB
+		}
+		return OwnerNone
+	}
+	lbType := ""
+	if typeAnnotationGate {
+		lbType = strings.TrimSpace(svc.Annotations[LoadBalancerTypeKey])
+		if strings.EqualFold(lbType, "nlb") {
+			return OwnerNLB
+		}
+	}
+	if svc.Annotations[ClassKey] != "" {
+		return OwnerNone
+	}
+	if _, ok := svc.Annotations[TunnelTypeKey]; ok {
+		return OwnerNone
+	}
+	if lbType != "" {
+		return OwnerNone
+	}
+	return OwnerCLB
+}
+
+// WantsLoadBalancer reports whether a Service should have a load balancer
+// now; false means its cloud resources must be cleaned up (deleted Service
+// or type changed away from LoadBalancer).
+func WantsLoadBalancer(svc *corev1.Service) bool {
+	return svc != nil && svc.DeletionTimestamp == nil && svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+}
+
+// BackendType is where traffic goes: nodes (ecs) or pod ENIs (eni).
+type BackendType string
+
+// Backend types.
+const (
+	// BackendECS registers nodes on their nodePort.
+	BackendECS BackendType = "ecs"
+	// BackendENI registers pod IPs on their targetPort.
+	BackendENI BackendType = "eni"
+)
+
+// DefaultBackendType resolves the cluster-wide default backend type as the
+// existing CCM does: env SERVICE_FORCE_BACKEND_ENI (true/false) first, then
+// cloud-config serviceBackendType, then ecs. getenv is os.LookupEnv in
+// production.
+func DefaultBackendType(getenv func(string) (string, bool), configured string) BackendType {
+	if getenv != nil {
+		if v, ok := getenv("SERVICE_FORCE_BACKEND_ENI"); ok {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "true":
+				return BackendENI
+			case "false":
+				return BackendECS
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(configured), string(BackendENI)) {
+		return BackendENI
+	}
+	return BackendECS
+}

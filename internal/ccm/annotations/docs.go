@@ -1,0 +1,85 @@
+package annotations
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+//go:generate go test -run TestDocsUpToDate -update .
+
+// Docs renders docs/annotations.md from the Registry, so the documentation
+// can never drift from what the code reads.
+func Docs() []byte {
+	var b bytes.Buffer
+	b.WriteString("<!-- Code generated from internal/ccm/annotations/registry.go; DO NOT EDIT. -->\n")
+	b.WriteString("<!-- Regenerate: go generate ./internal/ccm/annotations -->\n\n")
+	b.WriteString("# Service annotations\n\n")
+	fmt.Fprintf(&b, "Every key below is `%s<suffix>`. The legacy prefix `%s<suffix>` is read for every suffix; when a Service carries both, the current prefix wins. ", Prefix, LegacyPrefix)
+	b.WriteString("Values are trimmed; an empty value counts as absent unless noted. On/off, true/false and enum values are case-insensitive. ")
+	b.WriteString("An annotation of the other load balancer kind is ignored. Every invalid value is reported at once in one Warning event naming the key as written, the value and what is accepted; such a Service gets no cloud change.\n\n")
+	b.WriteString("An absent annotation with no default leaves the cloud's current value alone. *Immutable* attributes cannot change after creation: a differing value is reported as an event, never applied.\n")
+	sections := []struct {
+		title string
+		scope Scope
+		note  string
+	}{
+		{"Shared (CLB and NLB)", ScopeShared, ""},
+		{"CLB", ScopeCLB, "CLB-only keys, and the CLB form of keys both kinds read with different accepted values."},
+		{"NLB", ScopeNLB, "NLB-only keys, and the NLB form of keys both kinds read with different accepted values. NLBs are always created with deletion and modification protection on."},
+		{"Keys outside the prefix", ScopeRouting, "These keys are read verbatim (no legacy form)."},
+	}
+	for _, sec := range sections {
+		fmt.Fprintf(&b, "\n## %s\n\n", sec.title)
+		if sec.note != "" {
+			b.WriteString(sec.note + "\n\n")
+		}
+		b.WriteString("| key | accepted | default | description |\n|---|---|---|---|\n")
+		for i := range Registry {
+			a := &Registry[i]
+			if !inSection(a, sec.scope) {
+				continue
+			}
+			name := a.Suffix()
+			doc := a.Doc
+			if a.Immutable {
+				doc += " *Immutable.*"
+			}
+			if a.EmptyIsValue && a.Kind != KindPresence {
+				doc += " An empty value is meaningful."
+			}
+			def := a.Default
+			if def == "" {
+				def = "–"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, cell(a.Accepted()), cell(def), cell(doc))
+		}
+	}
+	b.WriteString("\n## Cross-field rules\n\n")
+	for _, rule := range crossFieldRules {
+		b.WriteString("- " + rule + "\n")
+	}
+	return b.Bytes()
+}
+
+// crossFieldRules documents the checks in crossField and ports.
+var crossFieldRules = []string{
+	"Ports named in `protocol-port`, `vgroup-port`, `forward-port` and `listener-port-range` must be Service ports, each at most once; `udp` only for UDP Service ports, every other listener protocol only for TCP ones.",
+	"CLB: an `https` port requires `cert-id`; `domain-extensions` require an `https` port.",
+	"CLB: `forward-port` maps an `http` port to an `https` port (both set through `protocol-port`).",
+	"CLB: `acl-status: on` requires `acl-id`; `connection-drain: on` requires `connection-drain-timeout`.",
+	"CLB: `sticky-session: on` requires `sticky-session-type`; `insert` requires `cookie-timeout`, `server` requires `cookie`.",
+	"NLB: `zone-maps` is required unless `id` is set; a `tcpssl` port requires `cert-id`; `cacert: on` requires `cacert-id`; `alpn: on` requires `alpn-policy`; `listener-port-range` requires `" + BackendTypeKey + ": eni`.",
+	"Service ports must be TCP or UDP (SCTP is rejected).",
+}
+
+func inSection(a *Annotation, s Scope) bool {
+	if s == ScopeRouting {
+		return a.Legacy == ""
+	}
+	return a.Legacy != "" && a.Scope == s
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}
