@@ -36,6 +36,10 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	opts.Generic.LeaderElection.ResourceName = LeaseName
 	// The existing CCM reconciles 3 Services at once by default; upstream 1.
 	opts.ServiceController.ConcurrentServiceSyncs = 5
+	// Our route controller is driven by Node events; the periodic pass only
+	// repairs out-of-band changes, so it need not list route tables every
+	// 10s as upstream's default does. 5m is the existing CCM's default.
+	opts.KubeCloudShared.RouteReconciliationPeriod.Duration = 5 * time.Minute
 
 	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
 	fss := cliflag.NamedFlagSets{}
