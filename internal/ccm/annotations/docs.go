@@ -45,9 +45,6 @@ func Docs() []byte {
 			if a.Immutable {
 				doc += " *Immutable.*"
 			}
-			if a.EmptyIsValue && a.Kind != KindPresence {
-				doc += " An empty value is meaningful."
-			}
 			def := a.Default
 			if def == "" {
 				def = "–"

@@ -295,6 +295,7 @@ func (r *reader) tags() []Tag {
 		lk := strings.ToLower(k)
 		if k == "" || len(k) > 128 || len(val) > 128 || seen[k] ||
 			strings.HasPrefix(lk, "aliyun") || strings.HasPrefix(lk, "acs:") ||
+			k == naming.TagKeyDefaultName || k == naming.TagKeyCluster ||
 			strings.Contains(lk, "http://") || strings.Contains(lk, "https://") {
 			r.failA(a, key, v)
 			return nil

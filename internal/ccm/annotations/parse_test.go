@@ -2,6 +2,7 @@ package annotations_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -342,6 +343,15 @@ func TestLegacyPrefix(t *testing.T) {
 	}
 }
 
+// manyTags has 21 distinct tags, one over the cloud's limit.
+var manyTags = func() string {
+	var tags []string
+	for i := 0; i <= 20; i++ {
+		tags = append(tags, fmt.Sprintf("k%d=v", i))
+	}
+	return strings.Join(tags, ",")
+}()
+
 func TestInvalidValues(t *testing.T) {
 	cases := []struct {
 		key, value string
@@ -359,6 +369,9 @@ func TestInvalidValues(t *testing.T) {
 		{pre + "additional-resource-tags", "aliyun=1", false, "k1=v1"},
 		{pre + "additional-resource-tags", "a=1,a=2", false, "k1=v1"},
 		{pre + "additional-resource-tags", "=v", false, "k1=v1"},
+		{pre + "additional-resource-tags", "ack.aliyun.com=other", false, "not kubernetes.do.not.delete or ack.aliyun.com"},
+		{pre + "additional-resource-tags", "kubernetes.do.not.delete=x", false, "not kubernetes.do.not.delete"},
+		{pre + "additional-resource-tags", manyTags, false, "at most 20"},
 		{pre + "ip-version", "DualStack", false, "ipv4, ipv6"},
 		{pre + "ip-version", "ipv6", true, "ipv4, DualStack"},
 		{pre + "protocol-port", "ftp:80", false, "tcp, udp, http or https"},
