@@ -179,8 +179,9 @@ func parseListenerOptions(p api.Params, l *Listener) error {
 		return err
 	}
 	if l.Protocol != "TCPSSL" {
+		// Explicit "false" flags are fine: clients send them for every protocol.
 		for _, k := range []string{"CertificateIds.1", "CaCertificateIds.1", "SecurityPolicyId", "AlpnEnabled", "CaEnabled"} {
-			if p.String(k) != "" {
+			if v := p.String(k); v != "" && v != "false" {
 				return api.InvalidParameter(k, "The parameter %s applies to TCPSSL listeners only.", k)
 			}
 		}

@@ -161,6 +161,9 @@ func TestCreateListenerValidation(t *testing.T) {
 		{"missing group", func(r *nlb.CreateListenerRequest) { r.ServerGroupId = "" }, "MissingParameter", 400},
 		{"unknown lb", func(r *nlb.CreateListenerRequest) { r.LoadBalancerId = "nlb-x" }, "ResourceNotFound.loadBalancer", 404},
 		{"idle timeout", func(r *nlb.CreateListenerRequest) { r.IdleTimeout = requests.NewInteger(901) }, "InvalidParameter", 400},
+		{"certificate on tcp", func(r *nlb.CreateListenerRequest) {
+			r.ListenerPort, r.CertificateIds = requests.NewInteger(445), &[]string{"1001-cn-hangzhou"}
+		}, "InvalidParameter", 400},
 		{"dry run", func(r *nlb.CreateListenerRequest) {
 			r.ListenerPort, r.DryRun = requests.NewInteger(444), requests.NewBoolean(true)
 		}, "DryRunOperation", 400},
@@ -177,7 +180,11 @@ func TestCreateListenerValidation(t *testing.T) {
 	}
 
 	// UDP on the TCP port is fine; so is a port range with an any-port group.
-	f.createListener(t, lb, udp, "UDP", 443)
+	u := nlb.CreateCreateListenerRequest()
+	u.LoadBalancerId, u.ServerGroupId, u.ListenerProtocol = lb, udp, "UDP"
+	u.ListenerPort, u.AlpnEnabled, u.CaEnabled = requests.NewInteger(443), requests.NewBoolean(false), requests.NewBoolean(false)
+	_, err := f.c.CreateListener(u)
+	noErr(t, err)
 	r := nlb.CreateCreateListenerRequest()
 	r.LoadBalancerId, r.ServerGroupId, r.ListenerProtocol = lb, anyPort, "TCP"
 	r.StartPort, r.EndPort = requests.NewInteger(1000), requests.NewInteger(2000)

@@ -57,9 +57,8 @@ type LoadBalancer struct {
 	Seq              int64     `json:"seq"`
 }
 
-// Protection is a deletion or modification protection setting. For
-// deletion protection Status is "on" when enabled; for modification
-// protection it is NonProtection or ConsoleProtection.
+// Protection is a deletion or modification protection setting; Status is
+// used by modification protection only (NonProtection or ConsoleProtection).
 type Protection struct {
 	Enabled     bool      `json:"enabled"`
 	Status      string    `json:"status,omitempty"`
