@@ -1,0 +1,140 @@
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+type fakeMetadata map[string]string
+
+func (m fakeMetadata) Get(path string) (string, error) {
+	if v, ok := m[path]; ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("no %s", path)
+}
+
+func envOf(m map[string]string) Env {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+var md = fakeMetadata{"region-id": "cn-hangzhou", "vpc-id": "vpc-md", "zone-id": "cn-hangzhou-h", "vswitch-id": "vsw-md"}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		file  string
+		env   map[string]string
+		check func(t *testing.T, c *Config)
+	}{
+		{"empty file: everything from metadata, defaults", "", nil, func(t *testing.T, c *Config) {
+			if c.Region != "cn-hangzhou" || c.VpcID != "vpc-md" || c.ClusterID != DefaultClusterID || c.KubernetesClusterTag != DefaultKubernetesClusterTag {
+				t.Errorf("%+v", c)
+			}
+			if c.VSwitchIDs["cn-hangzhou-h"] != "vsw-md" || c.ServiceBackendType != "ecs" || c.Endpoints.Scheme != "HTTPS" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"JSON with the existing CCM's spellings, keys in any case", `{"Global":{"ClusterId":"c1","VPCID":"vpc-x","region":"cn-beijing","vswitchid":"cn-beijing-a:vsw-a,cn-beijing-b:vsw-b","routeTableIDs":"vtb-1, vtb-2","accessKeyID":"` + b64("AKID") + `","accessKeySecret":"` + b64("SECRET") + `"}}`, nil, func(t *testing.T, c *Config) {
+			if c.ClusterID != "c1" || c.VpcID != "vpc-x" || c.Region != "cn-beijing" || len(c.VSwitchIDs) != 2 || strings.Join(c.RouteTableIDs, ",") != "vtb-1,vtb-2" {
+				t.Errorf("%+v", c)
+			}
+			if c.StaticCredentials == nil || c.StaticCredentials.ID != "AKID" || c.StaticCredentials.Secret.Reveal() != "SECRET" {
+				t.Errorf("credentials %+v", c.StaticCredentials)
+			}
+		}},
+		{"YAML", "Global:\n  clusterID: c2\n  featureGates: IPv6DualStack=true\n  serviceBackendType: eni\n", nil, func(t *testing.T, c *Config) {
+			if c.ClusterID != "c2" || !c.FeatureGates["IPv6DualStack"] || !c.FeatureGates["EndpointSlice"] || c.ServiceBackendType != "eni" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"environment overrides endpoints and credentials", "Global:\n  slbEndpoint: slb.example:443\n", map[string]string{
+			"ECS_ENDPOINT": "127.0.0.1:8080", "SLB_ENDPOINT": "http://127.0.0.1:9090/", "ALICLOUD_CLIENT_SCHEME": "http",
+			"ALIBABA_CLOUD_ACCESS_KEY_ID": "ak", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "sk", "METADATA_ENDPOINT": "http://127.0.0.1:1",
+			"SERVICE_FORCE_BACKEND_ENI": "true",
+		}, func(t *testing.T, c *Config) {
+			if c.Endpoints.ECS != "127.0.0.1:8080" || c.Endpoints.SLB != "127.0.0.1:9090" || c.Endpoints.Scheme != "HTTP" || c.MetadataEndpoint != "http://127.0.0.1:1" {
+				t.Errorf("%+v", c.Endpoints)
+			}
+			if c.StaticCredentials == nil || c.StaticCredentials.ID != "ak" || c.ServiceBackendType != "eni" {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"the existing CCM's variable names", "", map[string]string{"ACCESS_KEY_ID": "old", "ACCESS_KEY_SECRET": "oldsecret"}, func(t *testing.T, c *Config) {
+			if c.StaticCredentials == nil || c.StaticCredentials.ID != "old" {
+				t.Errorf("%+v", c.StaticCredentials)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, err := Parse([]byte(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Build(f, envOf(tc.env), md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestBadConfigNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		env        map[string]string
+		field      string
+	}{
+		{"route table", "Global:\n  routeTableIDs: rt-1\n", nil, "Global.routeTableIDs"},
+		{"backend type", "Global:\n  serviceBackendType: pod\n", nil, "Global.serviceBackendType"},
+		{"vswitch", "Global:\n  vswitchid: cn-hangzhou-h:sw-1\n", nil, "Global.vswitchid"},
+		{"feature gate", "Global:\n  featureGates: Nope=true\n", nil, "Global.featureGates"},
+		{"scheme", "", map[string]string{"ALICLOUD_CLIENT_SCHEME": "ftp"}, "env ALICLOUD_CLIENT_SCHEME"},
+		{"half a key pair", "", map[string]string{"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}, "ALIBABA_CLOUD_ACCESS_KEY_SECRET"},
+		{"secret not base64", "Global:\n  accessKeyID: " + b64("a") + "\n  accessKeySecret: '%%%'\n", nil, "Global.accessKeySecret"},
+		{"wrong type", `{"Global":{"disablePublicSLB":"yes"}}`, nil, "disablePublicSLB"},
+		{"endpoint", "Global:\n  ecsEndpoint: 'a b'\n", nil, "Global.ecsEndpoint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, err := Parse([]byte(tc.file))
+			if err == nil {
+				_, err = Build(f, envOf(tc.env), md)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("error %v does not name %s", err, tc.field)
+			}
+			if strings.Contains(err.Error(), "%%%") {
+				t.Fatal("the error echoes a secret")
+			}
+		})
+	}
+	if _, err := Build(&File{}, envOf(nil), fakeMetadata{}); err == nil || !strings.Contains(err.Error(), "region-id") {
+		t.Fatalf("missing region without metadata: %v", err)
+	}
+}
+
+func TestUnknownFieldsWarnNotFail(t *testing.T) {
+	_, warnings, err := Parse([]byte("Global:\n  clusterID: c\n  someFutureField: 1\n"))
+	if err != nil || len(warnings) != 1 || warnings[0] != "Global.someFutureField" {
+		t.Fatalf("warnings %v err %v", warnings, err)
+	}
+}
+
+func TestSecretNeverFormats(t *testing.T) {
+	k := AccessKey{ID: "id", Secret: "s3cr3t"}
+	for _, s := range []string{fmt.Sprint(k), fmt.Sprintf("%v %+v %#v %s", k, k, k, k.Secret)} {
+		if strings.Contains(s, "s3cr3t") {
+			t.Fatalf("secret printed: %s", s)
+		}
+	}
+	var fe *FieldError
+	if errors.As(error(&FieldError{Field: "f"}), &fe) && fe.Field != "f" {
+		t.Fatal("FieldError")
+	}
+}
