@@ -319,3 +319,40 @@ func TestSecretsNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+func nodeEvents(ctx context.Context, t *testing.T, name string) []corev1.Event {
+	t.Helper()
+	list, err := kube(t).CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// TestNodeEventsReportLookups: an initialized Node gets InitializedNode;
+// a Node whose IP matches no instance gets a Warning AddNodeFailed and
+// keeps its taint.
+func TestNodeEventsReportLookups(t *testing.T) {
+	in := addInstances(t, 1)[0]
+	good := register(t, "events", in, true)
+	waitInitialized(t, good, in)
+	orphan := register(t, "events-orphan", instance{ip: "192.168.1.250"}, true)
+	cs := kube(t)
+	for _, want := range []struct{ node, reason, typ, text string }{
+		{good, nodes.ReasonInitialized, corev1.EventTypeNormal, in.id},
+		{orphan, nodes.ReasonAddFailed, corev1.EventTypeWarning, "192.168.1.250"},
+	} {
+		poll(t, 30*time.Second, want.reason+" event on "+want.node, func(ctx context.Context) (bool, error) {
+			for _, e := range nodeEvents(ctx, t, want.node) {
+				if e.Reason == want.reason && e.Type == want.typ && strings.Contains(e.Message, want.text) {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	n, err := getNode(context.Background(), cs, orphan)
+	if err != nil || !hasTaint(n, cloudapi.TaintExternalCloudProvider) {
+		t.Fatalf("a node without instance must stay uninitialized: %v", err)
+	}
+}

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"sync"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
 )
@@ -38,10 +42,20 @@ func Excluded(n *v1.Node) bool {
 	return len(n.Spec.ProviderID) >= len("ack-hybrid://") && n.Spec.ProviderID[:len("ack-hybrid://")] == "ack-hybrid://"
 }
 
+// Event reasons on Nodes (the existing CCM's names where it has one).
+const (
+	ReasonInitialized = "InitializedNode"
+	ReasonAddFailed   = "AddNodeFailed"
+	ReasonSyncFailed  = "SyncNodeFailed"
+)
+
 // Instances implements cloudprovider.InstancesV2.
 type Instances struct {
 	index  *Index
 	region string
+
+	mu       sync.RWMutex
+	recorder record.EventRecorder
 }
 
 var _ cloudprovider.InstancesV2 = (*Instances)(nil)
@@ -49,6 +63,35 @@ var _ cloudprovider.InstancesV2 = (*Instances)(nil)
 // NewInstances returns InstancesV2 over an index of the cluster VPC's instances.
 func NewInstances(index *Index, region string) *Instances {
 	return &Instances{index: index, region: region}
+}
+
+// SetRecorder makes lookups report their outcome as events on the Node;
+// the upstream controllers only log failures.
+func (s *Instances) SetRecorder(r record.EventRecorder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recorder = r
+}
+
+func (s *Instances) event(n *v1.Node, typ, reason, format string, args ...any) {
+	s.mu.RLock()
+	r := s.recorder
+	s.mu.RUnlock()
+	if r == nil {
+		return
+	}
+	// Events must reference the Node by name and UID to be listed with it.
+	ref := &v1.ObjectReference{Kind: "Node", Name: n.Name, UID: n.UID}
+	r.Eventf(ref, typ, reason, format, args...)
+}
+
+func uninitialized(n *v1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == cloudapi.TaintExternalCloudProvider {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoAddress means the Node carries nothing to find its instance by.
@@ -63,19 +106,24 @@ func (s *Instances) find(ctx context.Context, n *v1.Node) (*Instance, error) {
 		}
 		return s.index.ByID(ctx, id)
 	}
-	ip := n.Annotations[annotationProvidedNodeIP]
-	if ip == "" {
-		for _, a := range n.Status.Addresses {
-			if a.Type == v1.NodeInternalIP {
-				ip = a.Address
-				break
-			}
-		}
-	}
+	ip := nodeIP(n)
 	if ip == "" {
 		return nil, errNoAddress
 	}
 	return s.index.ByPrivateIP(ctx, ip)
+}
+
+// nodeIP is the kubelet's --node-ip, else the first InternalIP.
+func nodeIP(n *v1.Node) string {
+	if ip := n.Annotations[annotationProvidedNodeIP]; ip != "" {
+		return ip
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == v1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
 }
 
 // InstanceExists reports whether the Node's instance exists. Excluded
@@ -86,6 +134,7 @@ func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error
 	}
 	in, err := s.find(ctx, n)
 	if err != nil {
+		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	return in != nil, nil
@@ -98,6 +147,7 @@ func (s *Instances) InstanceShutdown(ctx context.Context, n *v1.Node) (bool, err
 	}
 	in, err := s.find(ctx, n)
 	if err != nil {
+		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	if in == nil {
@@ -114,10 +164,15 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	}
 	in, err := s.find(ctx, n)
 	if err != nil {
+		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	if in == nil {
+		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "No ECS instance in VPC %s matches providerID %q or InternalIP %q", s.index.vpcID, n.Spec.ProviderID, nodeIP(n))
 		return nil, fmt.Errorf("node %s: %w", n.Name, cloudprovider.InstanceNotFound)
+	}
+	if uninitialized(n) {
+		s.event(n, v1.EventTypeNormal, ReasonInitialized, "Initializing from ECS instance %s (%s in %s)", in.ID, in.Type, in.Zone)
 	}
 	region := in.Region
 	if region == "" {

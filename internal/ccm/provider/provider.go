@@ -9,6 +9,10 @@ import (
 	"os"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -133,6 +137,17 @@ func asFieldError(err error, target **config.FieldError) bool {
 
 // Initialize is called once before the controllers start.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	if client, err := clientBuilder.Client("cloud-node-controller"); err != nil {
+		klog.ErrorS(err, "No client for Node events; lookups will only be logged")
+	} else {
+		broadcaster := record.NewBroadcaster()
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+		c.Nodes.SetRecorder(broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cloud-controller-manager"}))
+		go func() {
+			<-stop
+			broadcaster.Shutdown()
+		}()
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
