@@ -2,7 +2,10 @@ package app_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +13,9 @@ import (
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -354,5 +359,67 @@ func TestNodeEventsReportLookups(t *testing.T) {
 	n, err := getNode(context.Background(), cs, orphan)
 	if err != nil || !hasTaint(n, cloudapi.TaintExternalCloudProvider) {
 		t.Fatalf("a node without instance must stay uninitialized: %v", err)
+	}
+}
+
+// TestHealthzAndMetricsServed: /healthz answers on the secure port, and
+// /metrics (which needs RBAC) counts the cloud calls the CCM has made.
+func TestHealthzAndMetricsServed(t *testing.T) {
+	ctx := context.Background()
+	cs := kube(t)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // self-signed in-memory serving cert
+	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	base := fmt.Sprintf("https://127.0.0.1:%d", ccm.Port)
+	poll(t, 20*time.Second, "/healthz ok", func(context.Context) (bool, error) {
+		resp, err := hc.Get(base + "/healthz")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(body) != "ok" {
+			return false, fmt.Errorf("HTTP %d %s", resp.StatusCode, body)
+		}
+		return true, nil
+	})
+
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader", Namespace: "default"}}
+	if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "ccm-metrics-reader"}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "ccm-metrics-reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts("default").CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	poll(t, 20*time.Second, "/metrics with the cloud call counters", func(context.Context) (bool, error) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Status.Token)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		body = string(data)
+		if resp.StatusCode != 200 {
+			return false, fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return strings.Contains(body, `alicloud_api_requests_total{action="DescribeInstances",code="OK",product="ecs"}`), nil
+	})
+	if !strings.Contains(body, "alicloud_api_request_duration_seconds_bucket") {
+		t.Fatal("no latency histogram")
 	}
 }
