@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
+	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
@@ -24,6 +26,32 @@ const (
 	codeDuplicate = "InvalidCIDRBlock.Duplicate"
 	codeNotFound  = "InvalidRouteEntry.NotFound"
 )
+
+// conflictPatience bounds how long a route write keeps waiting for the
+// VPC's previous route task (TaskConflict) beyond the cloud client's own
+// retries: the VPC runs one route task at a time and a task on the real
+// cloud can take several seconds.
+const conflictPatience = 30 * time.Second
+
+// patiently runs a route write, retrying it while the VPC is busy with an
+// earlier route task.
+func patiently[T any](ctx context.Context, write func() (T, error)) (T, error) {
+	deadline := time.Now().Add(conflictPatience)
+	wait := 500 * time.Millisecond
+	for {
+		resp, err := write()
+		if err == nil || cloud.ClassOf(err) != cloud.ClassConflict || time.Now().Add(wait).After(deadline) {
+			return resp, err
+		}
+		klog.FromContext(ctx).V(2).Info("VPC busy with another route task; waiting", "code", cloud.CodeOf(err), "wait", wait)
+		select {
+		case <-ctx.Done():
+			return resp, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
 
 // discoverTables returns the VPC's only route table.
 func (c *Controller) discoverTables(ctx context.Context) ([]string, error) {
@@ -108,21 +136,23 @@ type entryFailure struct {
 // createBatch adds entries in one call and returns the failures keyed by
 // destination; a failed call fails every entry with the call's error.
 func (c *Controller) createBatch(ctx context.Context, table string, batch []creation) (map[string]entryFailure, error) {
-	resp, err := cloud.Do(ctx, c.cloud, cloud.VPC, "CreateRouteEntries", func(cl *cloud.Clients) (*vpc.CreateRouteEntriesResponse, error) {
-		req := vpc.CreateCreateRouteEntriesRequest()
-		req.RegionId = c.cloud.Region()
-		items := make([]vpc.CreateRouteEntriesRouteEntries, 0, len(batch))
-		for _, cr := range batch {
-			d := description(c.opts.ClusterID, cr.Target.Node)
-			items = append(items, vpc.CreateRouteEntriesRouteEntries{
-				RouteTableId: table, DstCidrBlock: cr.Target.CIDR.String(),
-				NextHop: cr.Target.Instance, NextHopType: nextHopInstance,
-				// The API documents the misspelt key; send both spellings.
-				Description: d, Describption: d,
-			})
-		}
-		req.RouteEntries = &items
-		return cl.VPC.CreateRouteEntries(req)
+	resp, err := patiently(ctx, func() (*vpc.CreateRouteEntriesResponse, error) {
+		return cloud.Do(ctx, c.cloud, cloud.VPC, "CreateRouteEntries", func(cl *cloud.Clients) (*vpc.CreateRouteEntriesResponse, error) {
+			req := vpc.CreateCreateRouteEntriesRequest()
+			req.RegionId = c.cloud.Region()
+			items := make([]vpc.CreateRouteEntriesRouteEntries, 0, len(batch))
+			for _, cr := range batch {
+				d := description(c.opts.ClusterID, cr.Target.Node)
+				items = append(items, vpc.CreateRouteEntriesRouteEntries{
+					RouteTableId: table, DstCidrBlock: cr.Target.CIDR.String(),
+					NextHop: cr.Target.Instance, NextHopType: nextHopInstance,
+					// The API documents the misspelt key; send both spellings.
+					Description: d, Describption: d,
+				})
+			}
+			req.RouteEntries = &items
+			return cl.VPC.CreateRouteEntries(req)
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d entries in route table %s: %w", len(batch), table, err)
@@ -137,17 +167,19 @@ func (c *Controller) createBatch(ctx context.Context, table string, batch []crea
 // deleteBatch removes entries in one call and returns the failures keyed by
 // entry id (destination when the cloud did not echo the id).
 func (c *Controller) deleteBatch(ctx context.Context, table string, batch []deletion) (map[string]entryFailure, error) {
-	resp, err := cloud.Do(ctx, c.cloud, cloud.VPC, "DeleteRouteEntries", func(cl *cloud.Clients) (*vpc.DeleteRouteEntriesResponse, error) {
-		req := vpc.CreateDeleteRouteEntriesRequest()
-		req.RegionId = c.cloud.Region()
-		items := make([]vpc.DeleteRouteEntriesRouteEntries, 0, len(batch))
-		for _, d := range batch {
-			items = append(items, vpc.DeleteRouteEntriesRouteEntries{
-				RouteTableId: table, RouteEntryId: d.Entry.ID, DstCidrBlock: d.Entry.Dst, NextHop: d.Entry.HopID,
-			})
-		}
-		req.RouteEntries = &items
-		return cl.VPC.DeleteRouteEntries(req)
+	resp, err := patiently(ctx, func() (*vpc.DeleteRouteEntriesResponse, error) {
+		return cloud.Do(ctx, c.cloud, cloud.VPC, "DeleteRouteEntries", func(cl *cloud.Clients) (*vpc.DeleteRouteEntriesResponse, error) {
+			req := vpc.CreateDeleteRouteEntriesRequest()
+			req.RegionId = c.cloud.Region()
+			items := make([]vpc.DeleteRouteEntriesRouteEntries, 0, len(batch))
+			for _, d := range batch {
+				items = append(items, vpc.DeleteRouteEntriesRouteEntries{
+					RouteTableId: table, RouteEntryId: d.Entry.ID, DstCidrBlock: d.Entry.Dst, NextHop: d.Entry.HopID,
+				})
+			}
+			req.RouteEntries = &items
+			return cl.VPC.DeleteRouteEntries(req)
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("delete %d entries from route table %s: %w", len(batch), table, err)

@@ -37,6 +37,8 @@ const (
 	// MaxBatchSize is the most entries CreateRouteEntries and
 	// DeleteRouteEntries take in one call.
 	MaxBatchSize = 50
+	// DefaultEventAggregation is how long a pass waits after a Node event.
+	DefaultEventAggregation = time.Second
 )
 
 // ControllerName is the name the controller is enabled by in --controllers.
@@ -69,6 +71,10 @@ type Options struct {
 	// BatchSize is the most entries per write call (default and maximum
 	// MaxBatchSize).
 	BatchSize int
+	// EventAggregation is how long a pass waits after a Node event, so
+	// that Nodes added together share one pass and one write per table
+	// (default DefaultEventAggregation).
+	EventAggregation time.Duration
 }
 
 // Controller reconciles the VPC route tables with the Nodes' podCIDRs.
@@ -126,6 +132,12 @@ func New(opts Options) (*Controller, error) {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = MaxBatchSize
 	}
+	if opts.EventAggregation < 0 {
+		return nil, fmt.Errorf("route controller: negative event aggregation %s", opts.EventAggregation)
+	}
+	if opts.EventAggregation == 0 {
+		opts.EventAggregation = DefaultEventAggregation
+	}
 	var tables []string
 	for _, t := range opts.RouteTableIDs {
 		if t = strings.TrimSpace(t); t != "" {
@@ -145,7 +157,7 @@ func New(opts Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 	}
 	if _, err := opts.NodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.queue.Add(c.key) },
+		AddFunc:    func(any) { c.nodeEvent() },
 		UpdateFunc: c.nodeUpdated,
 		DeleteFunc: c.nodeDeleted,
 	}); err != nil {
@@ -190,7 +202,7 @@ func (c *Controller) nodeUpdated(oldObj, newObj any) {
 		return
 	}
 	if routeRelevantChange(o, n) {
-		c.queue.Add(c.key)
+		c.nodeEvent()
 		return
 	}
 	// Someone else rewrote NetworkUnavailable (e.g. node initialization
@@ -198,7 +210,7 @@ func (c *Controller) nodeUpdated(oldObj, newObj any) {
 	oc, nc := networkCondition(o), networkCondition(n)
 	if nc != nil && (oc == nil || oc.Status != nc.Status || oc.Reason != nc.Reason) {
 		if w, ok := c.written.Load(n.Name); !ok || w.(string) != string(nc.Status)+"/"+nc.Reason {
-			c.queue.Add(c.key)
+			c.nodeEvent()
 		}
 	}
 }
@@ -210,8 +222,12 @@ func (c *Controller) nodeDeleted(obj any) {
 	if n, ok := obj.(*corev1.Node); ok {
 		c.written.Delete(n.Name)
 	}
-	c.queue.Add(c.key)
+	c.nodeEvent()
 }
+
+// nodeEvent schedules a pass after the aggregation window; the queue
+// dedups the key, so every event of the window lands in the same pass.
+func (c *Controller) nodeEvent() { c.queue.AddAfter(c.key, c.opts.EventAggregation) }
 
 // routeRelevantChange reports whether an update changes the Node's routes.
 func routeRelevantChange(o, n *corev1.Node) bool {
