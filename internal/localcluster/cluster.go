@@ -74,7 +74,7 @@ type Cluster struct {
 
 	pki        *pki
 	stopMirror context.CancelFunc
-	procs      []*process
+	procs      []*Process
 	tempDir    bool
 	keepLogs   bool
 }
@@ -151,8 +151,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	// here rather than as a test timeout.
 	time.Sleep(300 * time.Millisecond)
 	for _, p := range c.procs {
-		if done, werr := p.exited(); done {
-			return nil, fmt.Errorf("%s exited at start (%v):\n%s", p.name, werr, p.tail(20))
+		if done, werr := p.Exited(); done {
+			return nil, fmt.Errorf("%s exited at start (%v):\n%s", p.name, werr, p.Tail(20))
 		}
 	}
 	return c, nil
@@ -169,7 +169,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
 	c.Options.Logf("localcluster: starting etcd on %s", etcdURL)
-	etcd, err := startProcess("etcd", c.bin("etcd"), []string{
+	etcd, err := StartProcess("etcd", c.bin("etcd"), []string{
 		"--name=default",
 		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls=" + etcdURL,
@@ -207,7 +207,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	}
 	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	c.Options.Logf("localcluster: starting kube-apiserver on %s", c.APIServerURL)
-	api, err := startProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
+	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -252,7 +252,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 }
 
 // waitReady polls /readyz until kube-apiserver answers ok.
-func (c *Cluster) waitReady(ctx context.Context, api *process) error {
+func (c *Cluster) waitReady(ctx context.Context, api *Process) error {
 	cs, err := kubernetes.NewForConfig(c.RESTConfig)
 	if err != nil {
 		return err
@@ -260,8 +260,8 @@ func (c *Cluster) waitReady(ctx context.Context, api *process) error {
 	deadline := time.Now().Add(60 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
-		if done, werr := api.exited(); done {
-			return fmt.Errorf("kube-apiserver exited (%v):\n%s", werr, api.tail(20))
+		if done, werr := api.Exited(); done {
+			return fmt.Errorf("kube-apiserver exited (%v):\n%s", werr, api.Tail(20))
 		}
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(rctx)
@@ -281,13 +281,13 @@ func (c *Cluster) waitReady(ctx context.Context, api *process) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kube-apiserver not ready after 60s (last error: %v):\n%s", last, api.tail(20))
+	return fmt.Errorf("kube-apiserver not ready after 60s (last error: %v):\n%s", last, api.Tail(20))
 }
 
 func (c *Cluster) startControllerManager() error {
 	c.Options.Logf("localcluster: starting kube-controller-manager")
 	p := c.pki
-	proc, err := startProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
+	proc, err := StartProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
 		"--kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
 		"--authentication-kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
 		"--authorization-kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
@@ -320,7 +320,7 @@ func (c *Cluster) startControllerManager() error {
 func (c *Cluster) startScheduler() error {
 	c.Options.Logf("localcluster: starting kube-scheduler")
 	kc := filepath.Join(c.Dir, "scheduler.kubeconfig")
-	proc, err := startProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
+	proc, err := StartProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
@@ -342,7 +342,7 @@ func (c *Cluster) startKwok() error {
 	if err != nil {
 		return err
 	}
-	proc, err := startProcess("kwok", c.bin("kwok"), []string{
+	proc, err := StartProcess("kwok", c.bin("kwok"), []string{
 		"--kubeconfig=" + c.KubeconfigPath,
 		"--config=" + filepath.Join(c.Options.BinDir, "kwok-stages.yaml"),
 		"--manage-all-nodes=false",
@@ -386,8 +386,8 @@ func (c *Cluster) LogPaths() []string {
 // CheckAlive returns an error naming the first component that has exited.
 func (c *Cluster) CheckAlive() error {
 	for _, p := range c.procs {
-		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited (%v):\n%s", p.name, err, p.tail(20))
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s exited (%v):\n%s", p.name, err, p.Tail(20))
 		}
 	}
 	return nil
@@ -400,7 +400,7 @@ func (c *Cluster) Stop() {
 		c.stopMirror()
 	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(10 * time.Second)
+		c.procs[i].Stop(10 * time.Second)
 	}
 	c.procs = nil
 	if c.tempDir && !c.keepLogs {
@@ -412,7 +412,7 @@ func (c *Cluster) Stop() {
 func (c *Cluster) PIDs() []int {
 	var out []int
 	for _, p := range c.procs {
-		if done, _ := p.exited(); !done {
+		if done, _ := p.Exited(); !done {
 			out = append(out, p.cmd.Process.Pid)
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// process is one control-plane component running as a child process.
-type process struct {
+// Process is a component (control plane, emulator, CCM) running as a
+// child process with its output in a log file.
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
@@ -22,10 +23,12 @@ type process struct {
 	err     error
 }
 
-// startProcess runs bin with args, its output appended to logDir/name.log.
-// The child gets SIGKILL if this process dies, so a crashed or killed test
-// binary leaves no orphans.
-func startProcess(name, bin string, args []string, logDir string, env []string) (*process, error) {
+// StartProcess runs bin with args and extra environment, its output
+// appended to logDir/name.log. The log names the command line but never the
+// environment, where secrets travel. The child gets its own process group
+// and SIGKILL if this process dies, so a crashed or killed parent leaves no
+// orphans.
+func StartProcess(name, bin string, args []string, logDir string, env []string) (*Process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -41,7 +44,7 @@ func startProcess(name, bin string, args []string, logDir string, env []string) 
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
@@ -52,8 +55,8 @@ func startProcess(name, bin string, args []string, logDir string, env []string) 
 	return p, nil
 }
 
-// exited reports whether the process has ended, and how.
-func (p *process) exited() (bool, error) {
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		p.mu.Lock()
@@ -64,9 +67,9 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (p *process) stop(grace time.Duration) {
-	if done, _ := p.exited(); !done {
+// Stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) {
+	if done, _ := p.Exited(); !done {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-p.done:
@@ -78,9 +81,38 @@ func (p *process) stop(grace time.Duration) {
 	p.logFile.Close()
 }
 
-// tail returns the last n lines of the process log.
-func (p *process) tail(n int) string {
+// Tail returns the last n lines of the process log.
+func (p *Process) Tail(n int) string {
 	return tailFile(p.logPath, n)
+}
+
+// Name is the component name.
+func (p *Process) Name() string { return p.name }
+
+// LogPath is the process's log file.
+func (p *Process) LogPath() string { return p.logPath }
+
+// PID is the process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitCode is the exit code once ended, -1 before.
+func (p *Process) ExitCode() int {
+	if done, _ := p.Exited(); !done || p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// Kill kills the process group at once, as when its machine dies.
+func (p *Process) Kill() {
+	if done, _ := p.Exited(); !done {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+	p.logFile.Close()
 }
 
 func tailFile(path string, n int) string {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -122,8 +121,8 @@ type CCMOptions struct {
 
 // CCM is a running cloud-controller-manager process.
 type CCM struct {
-	cmd     *exec.Cmd
-	done    chan struct{}
+	p *localcluster.Process
+	// LogPath receives the process output.
 	LogPath string
 	// Port is the secure (healthz/metrics) port.
 	Port int
@@ -159,70 +158,39 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 		"--v=2",
 	}
 	args = append(args, o.Args...)
-	logf, err := os.OpenFile(o.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
+	env := []string{
+		"ECS_ENDPOINT=" + o.Emulator, "VPC_ENDPOINT=" + o.Emulator, "SLB_ENDPOINT=" + o.Emulator, "NLB_ENDPOINT=" + o.Emulator,
+		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + o.Emulator,
+		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + o.AccessKeySecret,
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(),
-		"ECS_ENDPOINT="+o.Emulator, "VPC_ENDPOINT="+o.Emulator, "SLB_ENDPOINT="+o.Emulator, "NLB_ENDPOINT="+o.Emulator,
-		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://"+o.Emulator,
-		"ALIBABA_CLOUD_ACCESS_KEY_ID="+o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET="+o.AccessKeySecret,
-	)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
+	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, env)
+	if err != nil {
 		return nil, fmt.Errorf("start cloud-controller-manager: %w", err)
 	}
-	c := &CCM{cmd: cmd, done: make(chan struct{}), LogPath: o.LogPath, Port: port}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(c.done)
-	}()
-	return c, nil
+	return &CCM{p: p, LogPath: p.LogPath(), Port: port}, nil
 }
 
 // Exited reports whether the process has ended.
 func (c *CCM) Exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
+	done, _ := c.p.Exited()
+	return done
 }
 
 // Wait blocks until the process ends or timeout passes; it returns the exit code (-1 on timeout).
 func (c *CCM) Wait(timeout time.Duration) int {
 	select {
-	case <-c.done:
-		return c.cmd.ProcessState.ExitCode()
+	case <-c.p.Done():
+		return c.p.ExitCode()
 	case <-time.After(timeout):
 		return -1
 	}
 }
 
 // Stop sends SIGTERM and waits; SIGKILL after 10s.
-func (c *CCM) Stop() {
-	if c.Exited() {
-		return
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-}
+func (c *CCM) Stop() { c.p.Stop(10 * time.Second) }
 
 // Kill kills the process at once, as when its machine dies.
-func (c *CCM) Kill() {
-	_ = c.cmd.Process.Kill()
-	<-c.done
-}
+func (c *CCM) Kill() { c.p.Kill() }
 
 // Log returns the process output so far.
 func (c *CCM) Log() string {
