@@ -13,7 +13,9 @@ import (
 // Labels that take a Node out of every controller's hands, as the existing
 // CCM honours them; providerIDs with hybridPrefix are not ECS instances.
 const (
-	LabelExcludeNode           = "service.alibabacloud.com/exclude-node"
+	// LabelExcludeNode (any value) excludes a Node from route management.
+	LabelExcludeNode = "service.alibabacloud.com/exclude-node"
+	// LabelExcludeNodeDeprecated is the older key of LabelExcludeNode.
 	LabelExcludeNodeDeprecated = "service.beta.kubernetes.io/exclude-node"
 	hybridPrefix               = "ack-hybrid://"
 )

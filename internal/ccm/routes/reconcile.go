@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,12 +18,16 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
-// Event reasons on Nodes.
+// Event reasons on Nodes; CreatedRoute, CreateRouteFailed and SyncRouteFailed are the existing CCM's.
 const (
-	EventCreatedRoute      = "CreatedRoute"
-	EventDeletedRoute      = "DeletedRoute"
+	// EventCreatedRoute (Normal): an entry for the Node was created.
+	EventCreatedRoute = "CreatedRoute"
+	// EventDeletedRoute (Normal): a stale entry of the Node was deleted.
+	EventDeletedRoute = "DeletedRoute"
+	// EventCreateRouteFailed (Warning): the cloud refused the Node's entry; the message has its error code.
 	EventCreateRouteFailed = "CreateRouteFailed"
-	EventSyncRouteFailed   = "SyncRouteFailed"
+	// EventSyncRouteFailed (Warning): a stale entry of the Node could not be deleted.
+	EventSyncRouteFailed = "SyncRouteFailed"
 	// EventRouteConflict flags an entry this cluster did not create that
 	// overlaps the Node's podCIDR; it is reported, never deleted.
 	EventRouteConflict = "RouteConflict"
@@ -30,7 +35,9 @@ const (
 
 // NetworkUnavailable reasons, as the existing CCM writes them.
 const (
-	ReasonRouteCreated   = "RouteCreated"
+	// ReasonRouteCreated goes with status False: the Node's routes exist in every table.
+	ReasonRouteCreated = "RouteCreated"
+	// ReasonNoRouteCreated goes with status True: some table lacks the Node's route.
 	ReasonNoRouteCreated = "NoRouteCreated"
 )
 
@@ -303,6 +310,10 @@ func (c *Controller) setNetworkCondition(ctx context.Context, n *corev1.Node, ro
 	c.written.Store(n.Name, string(cond.Status)+"/"+cond.Reason)
 	if _, err := c.kube.CoreV1().Nodes().PatchStatus(ctx, n.Name, patch); err != nil {
 		c.written.Delete(n.Name)
+		if apierrors.IsNotFound(err) {
+			// Deleted meanwhile; its delete event brings the next pass.
+			return nil
+		}
 		return fmt.Errorf("set NetworkUnavailable=%s on Node %s: %w", cond.Status, n.Name, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Set NetworkUnavailable", "node", n.Name, "status", cond.Status, "reason", cond.Reason)

@@ -2,6 +2,7 @@ package routes_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,55 @@ func TestRouteTableDiscovery(t *testing.T) {
 	_, err = two.ctrl.RouteTables(context.Background())
 	if err == nil || !strings.Contains(err.Error(), two.tables[0]) || !strings.Contains(err.Error(), two.tables[1]) || !strings.Contains(err.Error(), "routeTableIDs") {
 		t.Fatalf("RouteTables error = %v, want one naming %v and routeTableIDs", err, two.tables)
+	}
+}
+
+// TestBatchSize: writes are split by --route-reconcile-batch-size, both
+// ways, and each call carries at most that many entries.
+func TestBatchSize(t *testing.T) {
+	t.Parallel()
+	const n, batch = 10, 4
+	h := newHarness(t, "batch", n, 0)
+	h.start(func(o *routes.Options) { o.BatchSize = batch; o.ResyncPeriod = time.Minute })
+	seq := h.lastSeq()
+	w := want{}
+	var wg sync.WaitGroup
+	for i, inst := range h.instances {
+		w[podCIDR(60+i)] = inst
+		wg.Add(1)
+		go func() { defer wg.Done(); h.addNode(h.nodeName(i), inst, podCIDR(60+i)) }()
+	}
+	wg.Wait()
+	h.expectRoutes(15*time.Second, h.tables, w)
+	for i := 0; i < n; i++ {
+		h.expectCondition(10*time.Second, h.nodeName(i), corev1.ConditionFalse, routes.ReasonRouteCreated)
+	}
+	for i := 0; i < n; i++ {
+		h.deleteNode(h.nodeName(i))
+	}
+	h.expectRoutes(15*time.Second, h.tables, want{})
+	for _, action := range []string{"CreateRouteEntries", "DeleteRouteEntries"} {
+		calls, entries := 0, 0
+		for _, r := range h.env.Emulator.Requests(gateway.RequestFilter{Product: "vpc", Action: action, AfterSeq: seq}) {
+			if r.Code != gateway.CodeOK {
+				continue
+			}
+			calls++
+			k := 0
+			for k < 60 && r.Params[fmt.Sprintf("RouteEntries.%d.RouteTableId", k+1)] != "" {
+				k++
+			}
+			if k > batch {
+				t.Errorf("%s carried %d entries, batch size is %d", action, k, batch)
+			}
+			entries += k
+		}
+		if entries != n || calls < (n+batch-1)/batch {
+			t.Errorf("%s: %d entries in %d calls, want %d in at least %d", action, entries, calls, n, (n+batch-1)/batch)
+		}
+		t.Logf("%s: %d entries in %d calls of at most %d", action, entries, calls, batch)
+	}
+	if v := metric(t, "alicloud_route_reconciles_total", map[string]string{"result": "success"}); v < 1 {
+		t.Errorf("successful reconciles metric = %v", v)
 	}
 }
