@@ -30,6 +30,16 @@ const (
 	NLB Product = "nlb"
 )
 
+func init() {
+	// The SDK fills each product's endpoint map lazily and without a lock
+	// the first time a client is built; building clients concurrently (two
+	// controllers, credential rotation) would race on it. Fill them once here.
+	ecs.GetEndpointMap()
+	vpc.GetEndpointMap()
+	slb.GetEndpointMap()
+	nlb.GetEndpointMap()
+}
+
 // Products lists every product, in a stable order.
 var Products = []Product{ECS, VPC, SLB, NLB}
 
