@@ -5,7 +5,6 @@ package ecs
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -40,15 +39,9 @@ type State struct {
 	ENIs           map[string]*ENI           `json:"enis"`
 	SecurityGroups map[string]*SecurityGroup `json:"securityGroups"`
 	// Tokens remember ClientToken results per action for idempotency.
-	Tokens map[string]*TokenRecord `json:"tokens"`
+	Tokens api.TokenRecords `json:"tokens"`
 	// Seq orders resources by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// TokenRecord is the result of a create call made with a ClientToken.
-type TokenRecord struct {
-	IDs         []string `json:"ids"`
-	Fingerprint string   `json:"fingerprint"`
 }
 
 // Instance is an ECS instance in a VPC.
@@ -140,7 +133,7 @@ func (st *State) Reset() {
 	st.Instances = map[string]*Instance{}
 	st.ENIs = map[string]*ENI{}
 	st.SecurityGroups = map[string]*SecurityGroup{}
-	st.Tokens = map[string]*TokenRecord{}
+	st.Tokens = api.TokenRecords{}
 	st.Seq = 0
 }
 
@@ -264,32 +257,6 @@ func (s *Service) Identity(instanceID string) (api.InstanceIdentity, bool) {
 // ecsTime is the minute-precision timestamp format of ECS responses.
 func ecsTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
 
-func tagView(tags []api.Tag) []map[string]any {
-	out := make([]map[string]any, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, map[string]any{"TagKey": t.Key, "TagValue": t.Value})
-	}
-	return out
-}
-
-// matchTags reports whether have carries every filter tag (a filter with an
-// empty value matches any value of that key).
-func matchTags(have, filter []api.Tag) bool {
-	for _, f := range filter {
-		found := false
-		for _, h := range have {
-			if h.Key == f.Key && (f.Value == "" || h.Value == f.Value) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // checkTagKeys validates tag keys the way ECS does for Tag.N parameters.
 func checkTagKeys(tags []api.Tag) error {
 	for _, t := range tags {
@@ -306,83 +273,11 @@ func checkTagKeys(tags []api.Tag) error {
 
 // mergeTags adds or overwrites tags and enforces the per-resource quota.
 func (s *Service) mergeTags(have, add []api.Tag) ([]api.Tag, error) {
-	out := append([]api.Tag(nil), have...)
-	for _, a := range add {
-		replaced := false
-		for i := range out {
-			if out[i].Key == a.Key {
-				out[i].Value = a.Value
-				replaced = true
-			}
-		}
-		if !replaced {
-			out = append(out, a)
-		}
-	}
+	out := api.MergeTags(have, add)
 	if q := s.st.Settings().Quota(store.QuotaTagsPerResource); len(out) > q {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "The specified tags are beyond the permitted range: a resource carries at most %d tags.", q)
 	}
 	return out, nil
-}
-
-// commonParams are the signature and envelope parameters that differ between
-// retries of the same logical call and so are left out of idempotency checks.
-var commonParams = map[string]bool{
-	"signature": true, "signaturenonce": true, "timestamp": true, "signaturemethod": true,
-	"signatureversion": true, "signaturetype": true, "accesskeyid": true, "securitytoken": true,
-	"format": true, "version": true, "action": true,
-}
-
-func fingerprint(p api.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if !commonParams[strings.ToLower(k)] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k + "=" + p[k] + "&")
-	}
-	return b.String()
-}
-
-// idempotent returns the ids an earlier call with the same ClientToken
-// created, or IdempotentParameterMismatch when the parameters differ.
-func (s *Service) idempotent(req *api.Request, alive func(string) bool) ([]string, bool, error) {
-	tok := req.Params.String("ClientToken")
-	if tok == "" {
-		return nil, false, nil
-	}
-	rec, ok := s.state.Tokens[req.Action+"/"+tok]
-	if !ok {
-		return nil, false, nil
-	}
-	if rec.Fingerprint != fingerprint(req.Params) {
-		return nil, false, api.Errorf(http.StatusBadRequest, "IdempotentParameterMismatch", "The request uses the same client token as a previous, but non-identical request.")
-	}
-	for _, id := range rec.IDs {
-		if !alive(id) {
-			return nil, false, nil
-		}
-	}
-	return rec.IDs, true, nil
-}
-
-func (s *Service) remember(req *api.Request, ids ...string) {
-	if tok := req.Params.String("ClientToken"); tok != "" {
-		s.state.Tokens[req.Action+"/"+tok] = &TokenRecord{IDs: ids, Fingerprint: fingerprint(req.Params)}
-	}
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonIDs decodes a JSON-array parameter such as InstanceIds (at most max).

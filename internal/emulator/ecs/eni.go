@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -51,7 +52,7 @@ func (s *Service) eniView(e *ENI) map[string]any {
 		"Ipv6Sets":         map[string]any{"Ipv6Set": []any{}},
 		"Ipv4PrefixSets":   map[string]any{"Ipv4PrefixSet": []any{}},
 		"Ipv6PrefixSets":   map[string]any{"Ipv6PrefixSet": []any{}},
-		"Tags":             map[string]any{"Tag": tagView(e.Tags)},
+		"Tags":             map[string]any{"Tag": api.TagMaps(e.Tags, "TagKey", "TagValue")},
 	}
 }
 
@@ -75,9 +76,9 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 	var list []*ENI
 	for _, e := range s.sortedENIs() {
 		if e.RegionID != req.RegionID || (vpcID != "" && e.VpcID != vpcID) || (vswID != "" && e.VSwitchID != vswID) ||
-			(instID != "" && e.InstanceID != instID) || (name != "" && e.Name != name) || (len(ids) > 0 && !contains(ids, e.ID)) ||
-			(typ != "" && e.Type != typ) || (status != "" && eniStatus(e) != status) || (sg != "" && !contains(e.SecurityGroupIDs, sg)) ||
-			!matchTags(e.Tags, tags) {
+			(instID != "" && e.InstanceID != instID) || (name != "" && e.Name != name) || (len(ids) > 0 && !slices.Contains(ids, e.ID)) ||
+			(typ != "" && e.Type != typ) || (status != "" && eniStatus(e) != status) || (sg != "" && !slices.Contains(e.SecurityGroupIDs, sg)) ||
+			!api.MatchTags(e.Tags, tags) {
 			continue
 		}
 		if primaryIP != "" && (len(e.PrivateIPs) == 0 || e.PrivateIPs[0] != primaryIP) {
@@ -86,7 +87,7 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 		if len(ips) > 0 {
 			hit := false
 			for _, ip := range e.PrivateIPs {
-				if contains(ips, ip) {
+				if slices.Contains(ips, ip) {
 					hit = true
 				}
 			}
@@ -158,7 +159,7 @@ func (s *Service) modifyNetworkInterfaceAttribute(req *api.Request) (map[string]
 func dedupe(list []string) []string {
 	out := []string{}
 	for _, v := range list {
-		if !contains(out, v) {
+		if !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,7 +198,7 @@ func (s *Service) instanceView(i *Instance, now time.Time) map[string]any {
 		"EipAddress":        eip,
 		"SecurityGroupIds":  map[string]any{"SecurityGroupId": sgs},
 		"NetworkInterfaces": map[string]any{"NetworkInterface": nics},
-		"Tags":              map[string]any{"Tag": tagView(i.Tags)},
+		"Tags":              map[string]any{"Tag": api.TagMaps(i.Tags, "TagKey", "TagValue")},
 		"OperationLocks":    map[string]any{"LockReason": []any{}},
 	}
 }
@@ -251,21 +252,21 @@ func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 	tags := p.Tags()
 	var list []*Instance
 	for _, i := range s.sortedInstances() {
-		if i.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, i.ID)) || (len(ips) > 0 && !contains(ips, s.primaryIP(i))) ||
-			(len(pubs) > 0 && !contains(pubs, i.PublicIP)) || (status != "" && i.status(req.Now) != status) ||
+		if i.RegionID != req.RegionID || (len(ids) > 0 && !slices.Contains(ids, i.ID)) || (len(ips) > 0 && !slices.Contains(ips, s.primaryIP(i))) ||
+			(len(pubs) > 0 && !slices.Contains(pubs, i.PublicIP)) || (status != "" && i.status(req.Now) != status) ||
 			netType == "classic" || (vpcID != "" && i.VpcID != vpcID) || (vswID != "" && i.VSwitchID != vswID) ||
 			(zone != "" && i.ZoneID != zone) || (name != "" && !nameMatch(name, i.Name)) || (itype != "" && i.InstanceType != itype) ||
-			(charge != "" && i.ChargeType != charge) || !matchTags(i.Tags, tags) {
+			(charge != "" && i.ChargeType != charge) || !api.MatchTags(i.Tags, tags) {
 			continue
 		}
 		if sg != "" {
-			if e, ok := s.state.ENIs[i.PrimaryENIID]; !ok || !contains(e.SecurityGroupIDs, sg) {
+			if e, ok := s.state.ENIs[i.PrimaryENIID]; !ok || !slices.Contains(e.SecurityGroupIDs, sg) {
 				continue
 			}
 		}
 		if len(eips) > 0 {
 			bound := s.vpc.EIPsBoundTo(i.ID)
-			if len(bound) == 0 || !contains(eips, bound[0].IPAddress) {
+			if len(bound) == 0 || !slices.Contains(eips, bound[0].IPAddress) {
 				continue
 			}
 		}
@@ -360,7 +361,7 @@ func (s *Service) createInstance(region string, pl placement, ip string, i *Inst
 
 func (s *Service) runInstances(req *api.Request) (map[string]any, error) {
 	alive := func(id string) bool { _, ok := s.state.Instances[id]; return ok }
-	if ids, ok, err := s.idempotent(req, alive); err != nil {
+	if ids, ok, err := s.state.Tokens.Replay(req, alive); err != nil {
 		return nil, err
 	} else if ok {
 		return map[string]any{"InstanceIdSets": map[string]any{"InstanceIdSet": ids}, "OrderId": "", "TradePrice": 0}, nil
@@ -457,7 +458,7 @@ func (s *Service) runInstances(req *api.Request) (map[string]any, error) {
 		s.transition(i, StatusRunning, StatusPending, req.Now)
 		ids = append(ids, i.ID)
 	}
-	s.remember(req, ids...)
+	s.state.Tokens.Remember(req, ids...)
 	return map[string]any{"InstanceIdSets": map[string]any{"InstanceIdSet": ids}, "OrderId": "", "TradePrice": 0}, nil
 }
 

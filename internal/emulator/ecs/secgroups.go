@@ -3,6 +3,7 @@ package ecs
 import (
 	"net/http"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ func (s *Service) addSG(region, id, name, desc, vpcID, typ string, tags []api.Ta
 
 func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) {
 	alive := func(id string) bool { _, ok := s.state.SecurityGroups[id]; return ok }
-	if ids, ok, err := s.idempotent(req, alive); err != nil {
+	if ids, ok, err := s.state.Tokens.Replay(req, alive); err != nil {
 		return nil, err
 	} else if ok {
 		return map[string]any{"SecurityGroupId": ids[0]}, nil
@@ -88,7 +89,7 @@ func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	s.remember(req, g.ID)
+	s.state.Tokens.Remember(req, g.ID)
 	return map[string]any{"SecurityGroupId": g.ID}, nil
 }
 
@@ -96,7 +97,7 @@ func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) 
 func (s *Service) sgInstances(id string) int {
 	seen := map[string]bool{}
 	for _, e := range s.state.ENIs {
-		if e.InstanceID != "" && contains(e.SecurityGroupIDs, id) {
+		if e.InstanceID != "" && slices.Contains(e.SecurityGroupIDs, id) {
 			seen[e.InstanceID] = true
 		}
 	}
@@ -108,7 +109,7 @@ func (s *Service) sgView(g *SecurityGroup) map[string]any {
 		"SecurityGroupId": g.ID, "SecurityGroupName": g.Name, "Description": g.Description, "SecurityGroupType": g.Type,
 		"VpcId": g.VpcID, "CreationTime": ecsTime(g.CreatedAt), "EcsCount": s.sgInstances(g.ID),
 		"AvailableInstanceAmount": 2000 - s.sgInstances(g.ID), "RuleCount": len(g.Rules), "ServiceManaged": false,
-		"ResourceGroupId": "", "Tags": map[string]any{"Tag": tagView(g.Tags)},
+		"ResourceGroupId": "", "Tags": map[string]any{"Tag": api.TagMaps(g.Tags, "TagKey", "TagValue")},
 	}
 }
 
@@ -132,7 +133,7 @@ func (s *Service) describeSecurityGroups(req *api.Request) (map[string]any, erro
 	for _, g := range s.sortedSGs() {
 		nameOK := name == "" || g.Name == name || (fuzzy && strings.Contains(g.Name, name))
 		if g.RegionID != req.RegionID || netType == "classic" || (vpcID != "" && g.VpcID != vpcID) || (id != "" && g.ID != id) ||
-			(len(ids) > 0 && !contains(ids, g.ID)) || !nameOK || (typ != "" && g.Type != typ) || !matchTags(g.Tags, tags) {
+			(len(ids) > 0 && !slices.Contains(ids, g.ID)) || !nameOK || (typ != "" && g.Type != typ) || !api.MatchTags(g.Tags, tags) {
 			continue
 		}
 		list = append(list, g)
@@ -508,7 +509,7 @@ func (s *Service) deleteSecurityGroup(req *api.Request) (map[string]any, error) 
 		return nil, err
 	}
 	for _, e := range s.state.ENIs {
-		if contains(e.SecurityGroupIDs, id) {
+		if slices.Contains(e.SecurityGroupIDs, id) {
 			return nil, api.Errorf(http.StatusForbidden, "DependencyViolation", "There is still instance(s) or network interface(s) in the specified security group %s.", id)
 		}
 	}

@@ -8,15 +8,6 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// mapTags turns a seed tag map into a stable tag list.
-func mapTags(m map[string]string) []api.Tag {
-	var out []api.Tag
-	for _, k := range store.SortedKeys(m) {
-		out = append(out, api.Tag{Key: k, Value: m[k]})
-	}
-	return out
-}
-
 // Seed creates the seed's security groups and instances (each with a primary
 // ENI and optional secondary ENIs, addresses allocated in the vSwitch); it
 // implements api.Seeder.
@@ -105,13 +96,13 @@ func (s *Service) seedInstance(region string, si api.SeedInstance, now time.Time
 		}
 		secondary = append(secondary, ips)
 	}
-	if len(mapTags(si.Tags)) > s.st.Settings().Quota(store.QuotaTagsPerResource) {
+	if len(api.TagsFromMap(si.Tags)) > s.st.Settings().Quota(store.QuotaTagsPerResource) {
 		undo()
 		return nil, nil, fmt.Errorf("more than %d tags", s.st.Settings().Quota(store.QuotaTagsPerResource))
 	}
 	i := &Instance{
 		ID: si.ID, Name: si.Name, HostName: si.HostName, InstanceType: itype, ImageID: "aliyun_3_x64_20G_alibase_20240819.vhd",
-		PublicIP: si.PublicIP, ChargeType: si.InstanceChargeType, SpotStrategy: si.SpotStrategy, Tags: mapTags(si.Tags),
+		PublicIP: si.PublicIP, ChargeType: si.InstanceChargeType, SpotStrategy: si.SpotStrategy, Tags: api.TagsFromMap(si.Tags),
 	}
 	if i.PublicIP != "" {
 		i.InternetMaxBandwidthOut = 5

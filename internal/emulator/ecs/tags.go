@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,7 +114,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	for _, t := range list {
 		kept := []api.Tag{}
 		for _, tag := range *t {
-			if !all && !contains(keys, tag.Key) {
+			if !all && !slices.Contains(keys, tag.Key) {
 				kept = append(kept, tag)
 			}
 		}
@@ -154,11 +155,11 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 	sort.Strings(resIDs)
 	var rows []map[string]any
 	for _, id := range resIDs {
-		if len(ids) > 0 && !contains(ids, id) {
+		if len(ids) > 0 && !slices.Contains(ids, id) {
 			continue
 		}
 		tags, ok := s.taggable(req, typ, id)
-		if !ok || !matchTags(*tags, filter) {
+		if !ok || !api.MatchTags(*tags, filter) {
 			continue
 		}
 		for _, t := range *tags {

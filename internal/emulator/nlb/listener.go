@@ -3,6 +3,7 @@ package nlb
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -340,7 +341,7 @@ func (s *Service) listenerView(l *Listener, now time.Time) map[string]any {
 		"ProxyProtocolEnabled": l.ProxyProtocolEnabled, "SecSensorEnabled": l.SecSensorEnabled,
 		"ListenerStatus": l.status(now), "Cps": l.Cps, "Mss": l.Mss,
 		"CertificateIds": nonNil(l.CertificateIDs), "CaCertificateIds": nonNil(l.CACertificateIDs),
-		"Tags": tagModels(l.Tags),
+		"Tags": api.TagMaps(l.Tags, "Key", "Value"),
 	}
 	if l.Port == 0 {
 		out["StartPort"], out["EndPort"] = strconv.Itoa(l.StartPort), strconv.Itoa(l.EndPort)
@@ -379,8 +380,8 @@ func (s *Service) listListeners(req *api.Request) (map[string]any, error) {
 	tags := p.Tags()
 	var match []*Listener
 	for _, l := range s.sortedListeners() {
-		if l.RegionID != req.RegionID || (len(lbs) > 0 && !contains(lbs, l.LoadBalancerID)) ||
-			(len(ids) > 0 && !contains(ids, l.ID)) || (proto != "" && proto != l.Protocol) || !matchTags(l.Tags, tags) {
+		if l.RegionID != req.RegionID || (len(lbs) > 0 && !slices.Contains(lbs, l.LoadBalancerID)) ||
+			(len(ids) > 0 && !slices.Contains(ids, l.ID)) || (proto != "" && proto != l.Protocol) || !api.MatchTags(l.Tags, tags) {
 			continue
 		}
 		match = append(match, l)
@@ -542,7 +543,7 @@ func (s *Service) associateCertificates(req *api.Request) (map[string]any, error
 	}
 	next := append([]string(nil), l.AdditionalCertIDs...)
 	for _, id := range ids {
-		if contains(l.CertificateIDs, id) || contains(next, id) {
+		if slices.Contains(l.CertificateIDs, id) || slices.Contains(next, id) {
 			return nil, api.Errorf(http.StatusBadRequest, "ResourceAlreadyAssociated.certificate", "The certificate %s is already associated with listener %s.", id, l.ID)
 		}
 		next = append(next, id)
@@ -563,7 +564,7 @@ func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, er
 		return nil, err
 	}
 	for _, id := range ids {
-		if !contains(l.AdditionalCertIDs, id) {
+		if !slices.Contains(l.AdditionalCertIDs, id) {
 			return nil, api.NotFound("ResourceNotFound.certificate", "The certificate %s is not an additional certificate of listener %s.", id, l.ID)
 		}
 	}
@@ -572,7 +573,7 @@ func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, er
 	}
 	var keep []string
 	for _, id := range l.AdditionalCertIDs {
-		if !contains(ids, id) {
+		if !slices.Contains(ids, id) {
 			keep = append(keep, id)
 		}
 	}

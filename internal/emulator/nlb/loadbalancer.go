@@ -3,6 +3,7 @@ package nlb
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -397,9 +398,9 @@ func (s *Service) lbView(lb *LoadBalancer, now time.Time, getStyle bool) map[str
 		out["BandwidthPackageId"] = lb.BandwidthPackageID
 	}
 	if getStyle {
-		out["Tags"] = tagKeyValues(lb.Tags)
+		out["Tags"] = api.TagMaps(lb.Tags, "TagKey", "TagValue")
 	} else {
-		out["Tags"] = tagModels(lb.Tags)
+		out["Tags"] = api.TagMaps(lb.Tags, "Key", "Value")
 		out["AliUid"] = aliUID(lb.AccountID)
 	}
 	return out
@@ -450,10 +451,10 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 	var match []*LoadBalancer
 	for _, lb := range s.sortedLBs() {
 		if lb.RegionID != req.RegionID ||
-			(len(ids) > 0 && !contains(ids, lb.ID)) ||
-			(len(names) > 0 && !contains(names, lb.Name)) ||
-			(len(vpcs) > 0 && !contains(vpcs, lb.VpcID)) ||
-			!matchTags(lb.Tags, tags) ||
+			(len(ids) > 0 && !slices.Contains(ids, lb.ID)) ||
+			(len(names) > 0 && !slices.Contains(names, lb.Name)) ||
+			(len(vpcs) > 0 && !slices.Contains(vpcs, lb.VpcID)) ||
+			!api.MatchTags(lb.Tags, tags) ||
 			(address != "" && !lbHasAddress(lb, address)) {
 			continue
 		}
@@ -744,7 +745,7 @@ func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
 	}
 	next := append([]string(nil), lb.SecurityGroupIDs...)
 	for _, id := range ids {
-		if !contains(next, id) {
+		if !slices.Contains(next, id) {
 			next = append(next, id)
 		}
 	}
@@ -772,7 +773,7 @@ func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
 	}
 	var keep []string
 	for _, id := range lb.SecurityGroupIDs {
-		if !contains(ids, id) {
+		if !slices.Contains(ids, id) {
 			keep = append(keep, id)
 		}
 	}
@@ -828,7 +829,7 @@ func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, erro
 func dedupe(ids []string) []string {
 	var out []string
 	for _, id := range ids {
-		if id != "" && !contains(out, id) {
+		if id != "" && !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}

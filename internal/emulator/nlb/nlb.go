@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -191,33 +190,9 @@ func (s *Service) prune(now time.Time) {
 	}
 }
 
-// commonParams are the signature and envelope parameters that differ between
-// retries of the same logical call and so are left out of idempotency checks.
-var commonParams = map[string]bool{
-	"signature": true, "signaturenonce": true, "timestamp": true, "signaturemethod": true,
-	"signatureversion": true, "signaturetype": true, "accesskeyid": true, "securitytoken": true,
-	"format": true, "version": true, "action": true, "regionid": true,
-}
-
-// fingerprint identifies a call's business parameters, so that a reused
-// ClientToken with different parameters is refused as the cloud does.
-func fingerprint(p api.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if !commonParams[strings.ToLower(k)] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(p[k])
-		b.WriteByte('&')
-	}
-	return b.String()
-}
+// fingerprint identifies a call's business parameters for ClientToken
+// replay; NLB leaves RegionId out as well, which persisted tokens rely on.
+func fingerprint(p api.Params) string { return api.Fingerprint(p, "regionid") }
 
 // dryRun answers a DryRun call whose validation passed; callers invoke it
 // after validating and before changing anything.
@@ -313,15 +288,6 @@ func canonical(p api.Params, key, def string, allowed ...string) (string, error)
 		}
 	}
 	return "", api.InvalidParameter(key, "The parameter %s must be one of %s, got %q.", key, strings.Join(allowed, ", "), v)
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // nonNil turns a nil slice into an empty one, so JSON shows [] not null.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
 	}
 	if codes := o.List("HealthCheckHttpCode"); len(codes) > 0 {
 		for _, c := range codes {
-			if !contains(httpCodes, c) {
+			if !slices.Contains(httpCodes, c) {
 				return hc, api.InvalidParameter("HealthCheckConfig.HealthCheckHttpCode", "The parameter HealthCheckConfig.HealthCheckHttpCode must be among %s, got %q.", strings.Join(httpCodes, ", "), c)
 			}
 		}
@@ -311,7 +312,7 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 func (s *Service) relatedLBs(id string) []string {
 	var out []string
 	for _, l := range s.sortedListeners() {
-		if l.ServerGroupID == id && !contains(out, l.LoadBalancerID) {
+		if l.ServerGroupID == id && !slices.Contains(out, l.LoadBalancerID) {
 			out = append(out, l.LoadBalancerID)
 		}
 	}
@@ -342,7 +343,7 @@ func (s *Service) sgView(g *ServerGroup, now time.Time) map[string]any {
 		"PreserveClientIpEnabled": g.PreserveClientIPEnabled, "AnyPortEnabled": g.AnyPortEnabled,
 		"ResourceGroupId": g.ResourceGroupID, "ServerGroupStatus": g.status(now), "AliUid": aliUID(g.AccountID),
 		"ServerCount": len(g.Servers), "RelatedLoadBalancerIds": nonNil(s.relatedLBs(g.ID)),
-		"HealthCheck": hc, "Tags": tagModels(g.Tags),
+		"HealthCheck": hc, "Tags": api.TagMaps(g.Tags, "Key", "Value"),
 	}
 }
 
@@ -353,9 +354,9 @@ func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
 	tags := p.Tags()
 	var match []*ServerGroup
 	for _, g := range s.sortedServerGroups() {
-		if g.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, g.ID)) || (len(names) > 0 && !contains(names, g.Name)) ||
+		if g.RegionID != req.RegionID || (len(ids) > 0 && !slices.Contains(ids, g.ID)) || (len(names) > 0 && !slices.Contains(names, g.Name)) ||
 			(typ != "" && !strings.EqualFold(typ, g.Type)) || (vpcID != "" && vpcID != g.VpcID) ||
-			(rg != "" && rg != g.ResourceGroupID) || !matchTags(g.Tags, tags) {
+			(rg != "" && rg != g.ResourceGroupID) || !api.MatchTags(g.Tags, tags) {
 			continue
 		}
 		match = append(match, g)
@@ -667,7 +668,7 @@ func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, erro
 	var rows []map[string]any
 	for _, g := range groups {
 		for _, sv := range g.Servers {
-			if (len(ids) > 0 && !contains(ids, sv.ID)) || (len(ips) > 0 && !contains(ips, sv.IP)) {
+			if (len(ids) > 0 && !slices.Contains(ids, sv.ID)) || (len(ips) > 0 && !slices.Contains(ips, sv.IP)) {
 				continue
 			}
 			row := map[string]any{

@@ -2,6 +2,7 @@ package nlb
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -40,42 +41,6 @@ func (s *Service) validTags(tags []api.Tag) error {
 		seen[t.Key] = true
 	}
 	return nil
-}
-
-// matchTags reports whether have carries every filter tag (a filter with an
-// empty value matches any value of that key).
-func matchTags(have, filter []api.Tag) bool {
-	for _, f := range filter {
-		found := false
-		for _, h := range have {
-			if h.Key == f.Key && (f.Value == "" || h.Value == f.Value) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// tagModels renders tags as the list actions do ({Key, Value}).
-func tagModels(tags []api.Tag) []map[string]any {
-	out := make([]map[string]any, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, map[string]any{"Key": t.Key, "Value": t.Value})
-	}
-	return out
-}
-
-// tagKeyValues renders tags as GetLoadBalancerAttribute does ({TagKey, TagValue}).
-func tagKeyValues(tags []api.Tag) []map[string]any {
-	out := make([]map[string]any, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, map[string]any{"TagKey": t.Key, "TagValue": t.Value})
-	}
-	return out
 }
 
 // resourceType reads ResourceType, accepting any letter case.
@@ -145,7 +110,7 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n := len(mergeTags(*l, tags)); n > q {
+		if n := len(api.MergeTags(*l, tags)); n > q {
 			return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsNum", "Resource %s would have %d tags; the quota is %d.", id, n, q)
 		}
 		lists = append(lists, l)
@@ -154,26 +119,9 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 		return nil, err
 	}
 	for _, l := range lists {
-		*l = mergeTags(*l, tags)
+		*l = api.MergeTags(*l, tags)
 	}
 	return map[string]any{}, nil
-}
-
-// mergeTags overwrites existing keys and appends new ones.
-func mergeTags(have, add []api.Tag) []api.Tag {
-	out := append([]api.Tag(nil), have...)
-	for _, t := range add {
-		replaced := false
-		for i := range out {
-			if out[i].Key == t.Key {
-				out[i].Value, replaced = t.Value, true
-			}
-		}
-		if !replaced {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
@@ -204,7 +152,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 		var keep []api.Tag
 		if !all {
 			for _, t := range *l {
-				if !contains(keys, t.Key) {
+				if !slices.Contains(keys, t.Key) {
 					keep = append(keep, t)
 				}
 			}
@@ -251,7 +199,7 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 	}
 	var rows []map[string]any
 	for _, r := range res {
-		if (len(ids) > 0 && !contains(ids, r.id)) || !matchTags(r.tags, filter) {
+		if (len(ids) > 0 && !slices.Contains(ids, r.id)) || !api.MatchTags(r.tags, filter) {
 			continue
 		}
 		for _, t := range r.tags {

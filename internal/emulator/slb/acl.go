@@ -119,7 +119,7 @@ func (s *Service) describeAccessControlLists(req *api.Request) (map[string]any, 
 	for _, id := range store.SortedKeys(s.state.ACLs) {
 		a := s.state.ACLs[id]
 		if a.RegionID == req.RegionID && (name == "" || a.Name == name) && (ver == "" || a.AddressIPVersion == ver) &&
-			(rg == "" || a.ResourceGroupID == rg) && hasTags(a.Tags, want) {
+			(rg == "" || a.ResourceGroupID == rg) && api.MatchTags(a.Tags, want) {
 			match = append(match, a)
 		}
 	}

@@ -204,7 +204,7 @@ func (s *Service) listCerts(req *api.Request, kind, idKey string, view func(*Cer
 	for _, id := range store.SortedKeys(s.state.Certificates) {
 		c := s.state.Certificates[id]
 		if c.Kind == kind && c.RegionID == req.RegionID && (only == "" || c.ID == only) &&
-			(rg == "" || c.ResourceGroupID == rg) && hasTags(c.Tags, want) {
+			(rg == "" || c.ResourceGroupID == rg) && api.MatchTags(c.Tags, want) {
 			out = append(out, view(c))
 		}
 	}

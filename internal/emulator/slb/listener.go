@@ -521,7 +521,7 @@ func (s *Service) describeLoadBalancerListeners(req *api.Request) (map[string]an
 		}
 		for _, l := range lb.sortedListeners() {
 			if (port == 0 || l.Port == port) && (proto == "" || l.Protocol == proto) &&
-				(desc == "" || l.Config["Description"] == desc) && hasTags(l.Tags, want) {
+				(desc == "" || l.Config["Description"] == desc) && api.MatchTags(l.Tags, want) {
 				matched = append(matched, pair{lb, l})
 			}
 		}

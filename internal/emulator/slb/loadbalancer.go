@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -27,32 +26,9 @@ var lbSpecs = []string{
 // Public addresses come from 47.99.0.0/16 onwards, a block the emulator owns.
 const publicIPBase = 47<<24 | 99<<16
 
-// commonParams are the protocol parameters that differ between retries of
-// the same logical request and so are left out of idempotency fingerprints.
-var commonParams = map[string]bool{
-	"action": true, "version": true, "format": true, "accesskeyid": true,
-	"signature": true, "signaturemethod": true, "signatureversion": true,
-	"signaturenonce": true, "signaturetype": true, "timestamp": true,
-	"securitytoken": true, "clienttoken": true,
-}
-
-func fingerprint(p api.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if !commonParams[strings.ToLower(k)] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(p[k])
-		b.WriteByte('&')
-	}
-	return b.String()
-}
+// fingerprint identifies a call's business parameters for ClientToken
+// checks; SLB leaves ClientToken itself out, which persisted tokens rely on.
+func fingerprint(p api.Params) string { return api.Fingerprint(p, "clienttoken") }
 
 // orderID returns a random order number in the format of the billing system.
 func orderID() int64 {
@@ -507,25 +483,7 @@ func (f *lbFilter) match(lb *LoadBalancer) bool {
 	if f.serverLB != nil && !f.serverLB[lb.ID] {
 		return false
 	}
-	return hasTags(lb.Tags, f.tags)
-}
-
-// hasTags reports whether have contains every wanted tag; a wanted tag
-// with an empty value matches any value of its key.
-func hasTags(have, want []api.Tag) bool {
-	for _, w := range want {
-		found := false
-		for _, h := range have {
-			if h.Key == w.Key && (w.Value == "" || h.Value == w.Value) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return api.MatchTags(lb.Tags, f.tags)
 }
 
 func (s *Service) describeLoadBalancers(req *api.Request) (map[string]any, error) {

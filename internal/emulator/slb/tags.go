@@ -32,21 +32,12 @@ func validTag(t api.Tag) error {
 // validateNewTags merges tags into existing (a key's value is replaced)
 // and enforces the per-resource tag quota.
 func (s *Service) validateNewTags(tags, existing []api.Tag) ([]api.Tag, error) {
-	out := append([]api.Tag{}, existing...)
 	for _, t := range tags {
 		if err := validTag(t); err != nil {
 			return nil, err
 		}
-		replaced := false
-		for i := range out {
-			if out[i].Key == t.Key {
-				out[i].Value, replaced = t.Value, true
-			}
-		}
-		if !replaced {
-			out = append(out, t)
-		}
 	}
+	out := api.MergeTags(existing, tags)
 	if q := s.st.Settings().Quota(store.QuotaTagsPerResource); len(out) > q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsPerResource", "A resource can have at most %d tags.", q)
 	}
@@ -268,7 +259,7 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 			}
 			continue
 		}
-		if !hasTags(*t, want) {
+		if !api.MatchTags(*t, want) {
 			continue
 		}
 		for _, tag := range *t {

@@ -133,7 +133,7 @@ func (s *Service) describeVServerGroups(req *api.Request) (map[string]any, error
 	want := p.Tags()
 	var groups []*VServerGroup
 	for _, g := range s.state.VServerGroups {
-		if g.LoadBalancerID == lb.ID && (desc == "" || g.Name == desc) && hasTags(g.Tags, want) {
+		if g.LoadBalancerID == lb.ID && (desc == "" || g.Name == desc) && api.MatchTags(g.Tags, want) {
 			groups = append(groups, g)
 		}
 	}

@@ -1,6 +1,7 @@
 package vpc
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -34,7 +35,7 @@ func (s *Service) describeEipAddresses(req *api.Request) (map[string]any, error)
 	var list []*EIP
 	for _, e := range s.sortedEIPs() {
 		st := eipStatus(e)
-		if e.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, e.ID)) || (len(addrs) > 0 && !contains(addrs, e.IPAddress)) ||
+		if e.RegionID != req.RegionID || (len(ids) > 0 && !slices.Contains(ids, e.ID)) || (len(addrs) > 0 && !slices.Contains(addrs, e.IPAddress)) ||
 			(instType != "" && e.InstanceType != instType) || (instID != "" && e.InstanceID != instID) ||
 			(status != "" && st != status) || (name != "" && e.Name != name) {
 			continue

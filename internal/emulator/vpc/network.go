@@ -3,6 +3,7 @@ package vpc
 import (
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -123,7 +124,7 @@ func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
 }
 
 func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.idempotent(req); err != nil {
+	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
 		return nil, err
 	} else if ok {
 		v := s.state.VPCs[ids[0]]
@@ -147,7 +148,7 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.remember(req, v.ID)
+	s.state.Tokens.Remember(req, v.ID)
 	return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": ""}, nil
 }
 
@@ -242,7 +243,7 @@ func (s *Service) vpcView(v *VPC) map[string]any {
 		"SecondaryCidrBlocks": map[string]any{"SecondaryCidrBlock": []string{}},
 		"UserCidrs":           map[string]any{"UserCidr": []string{}},
 		"NatGatewayIds":       map[string]any{"NatGatewayIds": []string{}},
-		"Tags":                map[string]any{"Tag": tagList(v.Tags)},
+		"Tags":                map[string]any{"Tag": api.TagMaps(v.Tags, "Key", "Value")},
 		"DnsHostnameStatus":   "DISABLED",
 		"CenStatus":           "Detached",
 	}
@@ -261,8 +262,8 @@ func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
 	name, tags := p.String("VpcName"), p.Tags()
 	var list []*VPC
 	for _, v := range s.sortedVPCs() {
-		if v.RegionID != req.RegionID || (len(ids) > 0 && !contains(ids, v.ID)) || (name != "" && v.Name != name) ||
-			(p.Has("IsDefault") && v.IsDefault != isDefault) || !matchTags(v.Tags, tags) {
+		if v.RegionID != req.RegionID || (len(ids) > 0 && !slices.Contains(ids, v.ID)) || (name != "" && v.Name != name) ||
+			(p.Has("IsDefault") && v.IsDefault != isDefault) || !api.MatchTags(v.Tags, tags) {
 			continue
 		}
 		list = append(list, v)
@@ -298,7 +299,7 @@ func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error)
 }
 
 func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.idempotent(req); err != nil {
+	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
 		return nil, err
 	} else if ok {
 		return map[string]any{"VSwitchId": ids[0]}, nil
@@ -328,7 +329,7 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.remember(req, sw.ID)
+	s.state.Tokens.Remember(req, sw.ID)
 	return map[string]any{"VSwitchId": sw.ID}, nil
 }
 
@@ -366,7 +367,7 @@ func (s *Service) vswitchView(sw *VSwitch) map[string]any {
 		"AvailableIpAddressCount": sw.available(), "Description": sw.Description, "VSwitchName": sw.Name,
 		"CreationTime": vpcTime(sw.CreatedAt), "IsDefault": false, "OwnerId": 1234567890123456, "ShareType": "Sharing",
 		"RouteTable": map[string]any{"RouteTableId": sw.RouteTableID, "RouteTableType": rtType},
-		"Tags":       map[string]any{"Tag": tagList(sw.Tags)},
+		"Tags":       map[string]any{"Tag": api.TagMaps(sw.Tags, "Key", "Value")},
 	}
 }
 
@@ -378,8 +379,8 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 	var list []*VSwitch
 	for _, sw := range s.sortedVSwitches() {
 		if sw.RegionID != req.RegionID || (vpcID != "" && sw.VpcID != vpcID) || (zone != "" && sw.ZoneID != zone) ||
-			(len(ids) > 0 && !contains(ids, sw.ID)) || (name != "" && sw.Name != name) || (rt != "" && sw.RouteTableID != rt) ||
-			!matchTags(sw.Tags, tags) {
+			(len(ids) > 0 && !slices.Contains(ids, sw.ID)) || (name != "" && sw.Name != name) || (rt != "" && sw.RouteTableID != rt) ||
+			!api.MatchTags(sw.Tags, tags) {
 			continue
 		}
 		list = append(list, sw)

@@ -2,6 +2,7 @@ package vpc
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -143,7 +144,7 @@ func (s *Service) addCustomRoute(t *RouteTable, cidr, hopType, hopID, name, desc
 }
 
 func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.idempotent(req); err != nil {
+	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
 		return nil, err
 	} else if ok {
 		return map[string]any{"RouteEntryId": ids[0]}, nil
@@ -177,7 +178,7 @@ func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
 	}
 	e := s.addCustomRoute(t, cidr, hopType, hopID, p.String("RouteEntryName"), p.String("Description"), req.Now)
 	s.markBusy(t.VpcID, req.Now)
-	s.remember(req, e.ID)
+	s.state.Tokens.Remember(req, e.ID)
 	return map[string]any{"RouteEntryId": e.ID}, nil
 }
 
@@ -436,7 +437,7 @@ func (s *Service) describeRouteEntryList(req *api.Request) (map[string]any, erro
 	var list []*RouteEntry
 	for _, e := range s.sortedEntries() {
 		if e.TableID != t.ID || (entryType != "" && e.Type != entryType) || (dst != "" && e.DestCIDR != dst) ||
-			(len(dsts) > 0 && !contains(dsts, e.DestCIDR)) || (hopID != "" && e.NextHopID != hopID) ||
+			(len(dsts) > 0 && !slices.Contains(dsts, e.DestCIDR)) || (hopID != "" && e.NextHopID != hopID) ||
 			(hopType != "" && e.NextHopType != hopType) || (entryID != "" && e.ID != entryID) || (name != "" && e.Name != name) {
 			continue
 		}

@@ -9,15 +9,6 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// mapTags turns a seed tag map into a stable tag list.
-func mapTags(m map[string]string) []api.Tag {
-	var out []api.Tag
-	for _, k := range store.SortedKeys(m) {
-		out = append(out, api.Tag{Key: k, Value: m[k]})
-	}
-	return out
-}
-
 // Seed creates the seed's VPCs (with vSwitches and route tables) and EIPs;
 // it implements api.Seeder.
 func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error) {
@@ -28,7 +19,7 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 		if r == "" {
 			r = region
 		}
-		v, err := s.addVPC(r, sv.ID, sv.Name, "", sv.CIDRBlock, sv.RouteTableID, mapTags(sv.Tags), now)
+		v, err := s.addVPC(r, sv.ID, sv.Name, "", sv.CIDRBlock, sv.RouteTableID, api.TagsFromMap(sv.Tags), now)
 		if err != nil {
 			return nil, fmt.Errorf("seed vpc %d (%s): %w", i, sv.CIDRBlock, err)
 		}

@@ -5,7 +5,6 @@ package vpc
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -42,15 +41,9 @@ type State struct {
 	RouteEntries map[string]*RouteEntry `json:"routeEntries"`
 	EIPs         map[string]*EIP        `json:"eips"`
 	// Tokens remember ClientToken results per action for idempotency.
-	Tokens map[string]*TokenRecord `json:"tokens"`
+	Tokens api.TokenRecords `json:"tokens"`
 	// Seq orders resources by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// TokenRecord is the result of a create call made with a ClientToken.
-type TokenRecord struct {
-	IDs         []string `json:"ids"`
-	Fingerprint string   `json:"fingerprint"`
 }
 
 // VPC is a virtual private cloud with its vRouter.
@@ -135,7 +128,7 @@ func (st *State) Reset() {
 	st.RouteTables = map[string]*RouteTable{}
 	st.RouteEntries = map[string]*RouteEntry{}
 	st.EIPs = map[string]*EIP{}
-	st.Tokens = map[string]*TokenRecord{}
+	st.Tokens = api.TokenRecords{}
 	st.Seq = 0
 }
 
@@ -182,33 +175,6 @@ func (s *Service) Product() api.Product {
 // vpcTime is the timestamp format of VPC responses.
 func vpcTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
-// tagList renders tags as the VPC API does ({Key, Value}).
-func tagList(tags []api.Tag) []map[string]any {
-	out := make([]map[string]any, 0, len(tags))
-	for _, t := range tags {
-		out = append(out, map[string]any{"Key": t.Key, "Value": t.Value})
-	}
-	return out
-}
-
-// matchTags reports whether have carries every filter tag (a filter with an
-// empty value matches any value of that key).
-func matchTags(have, filter []api.Tag) bool {
-	for _, f := range filter {
-		found := false
-		for _, h := range have {
-			if h.Key == f.Key && (f.Value == "" || h.Value == f.Value) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // validTags checks Tag.N of a create call: keys present and unique, at most 20.
 func validTags(tags []api.Tag) error {
 	if len(tags) > 20 {
@@ -230,64 +196,8 @@ func validTags(tags []api.Tag) error {
 	return nil
 }
 
-// commonParams are the signature and envelope parameters that differ between
-// retries of the same logical call and so are left out of idempotency checks.
-var commonParams = map[string]bool{
-	"signature": true, "signaturenonce": true, "timestamp": true, "signaturemethod": true,
-	"signatureversion": true, "signaturetype": true, "accesskeyid": true, "securitytoken": true,
-	"format": true, "version": true, "action": true,
-}
-
-// fingerprint identifies a call's business parameters, so a reused ClientToken
-// with different parameters can be refused as the cloud does.
-func fingerprint(p api.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if !commonParams[strings.ToLower(k)] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(p[k])
-		b.WriteByte('&')
-	}
-	return b.String()
-}
-
-// idempotent returns the ids an earlier call with the same ClientToken
-// created (ok true), or an IdempotentParameterMismatch error when the token
-// was used with different parameters.
-func (s *Service) idempotent(req *api.Request) ([]string, bool, error) {
-	tok := req.Params.String("ClientToken")
-	if tok == "" {
-		return nil, false, nil
-	}
-	rec, ok := s.state.Tokens[req.Action+"/"+tok]
-	if !ok {
-		return nil, false, nil
-	}
-	if rec.Fingerprint != fingerprint(req.Params) {
-		return nil, false, api.Errorf(http.StatusBadRequest, "IdempotentParameterMismatch", "The request uses the same client token as a previous, but non-identical request.")
-	}
-	for _, id := range rec.IDs {
-		if !s.exists(id) {
-			// The resource was deleted since; the token is spent.
-			return nil, false, nil
-		}
-	}
-	return rec.IDs, true, nil
-}
-
-func (s *Service) remember(req *api.Request, ids ...string) {
-	if tok := req.Params.String("ClientToken"); tok != "" {
-		s.state.Tokens[req.Action+"/"+tok] = &TokenRecord{IDs: ids, Fingerprint: fingerprint(req.Params)}
-	}
-}
-
+// exists reports whether a resource a ClientToken created still exists; a
+// token whose resources are gone is spent.
 func (s *Service) exists(id string) bool {
 	st := s.state
 	if _, ok := st.VPCs[id]; ok {
@@ -309,13 +219,4 @@ func splitIDs(v string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
