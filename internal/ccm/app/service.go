@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	ccmapp "k8s.io/cloud-provider/app"
+	ccmconfig "k8s.io/cloud-provider/app/config"
+	"k8s.io/cloud-provider/names"
+	genericcontrollermanager "k8s.io/controller-manager/app"
+	"k8s.io/controller-manager/controller"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
+)
+
+func init() {
+	// Our service controller replaces the generic one under the same name
+	// (alias "service"), so --controllers keeps working as users expect.
+	ownControllers[names.ServiceLBController] = ccmapp.ControllerInitFuncConstructor{
+		InitContext: ccmapp.ControllerInitContext{ClientName: "service-controller"},
+		Constructor: startService,
+	}
+}
+
+// serviceController satisfies controller.Interface for the app framework.
+type serviceController struct{}
+
+// Name returns the controller name.
+func (serviceController) Name() string { return names.ServiceLBController }
+
+func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.CompletedConfig, cp cloudprovider.Interface) ccmapp.InitFunc {
+	return func(ctx context.Context, cctx genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+		cloud, ok := cp.(*provider.Cloud)
+		if !ok {
+			return nil, false, fmt.Errorf("service controller needs the %s provider, got %T", provider.Name, cp)
+		}
+		c := cloud.Config
+		client := cfg.ClientBuilder.ClientOrDie(initCtx.ClientName)
+		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+		broadcaster.StartStructuredLogging(3)
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+		recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"})
+		clbProvider, err := clb.New(clb.Options{
+			Cloud: cloud.Client, VpcID: c.VpcID, VSwitchIDs: c.VSwitchIDs, DisablePublic: c.DisablePublicSLB,
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		sc, err := service.New(service.Options{
+			KubeClient: client,
+			Informers:  cfg.SharedInformers,
+			Recorder:   recorder,
+			Providers:  []service.Provider{clbProvider},
+			ClusterID:  c.ClusterID,
+			Defaults: annotations.Defaults{
+				ResourceGroupID:            c.ResourceGroupID,
+				BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
+				LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
+			},
+			Workers: int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs),
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		go sc.Run(ctx)
+		return serviceController{}, true, nil
+	}
+}

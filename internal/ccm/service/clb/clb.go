@@ -1,0 +1,660 @@
+package clb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+// DefaultBatchSize is the documented number of backend servers one
+// vServer group call accepts.
+const DefaultBatchSize = 20
+
+// modificationReason is recorded with the ConsoleProtection we set.
+const modificationReason = "managed.by.ack"
+
+// Event reasons specific to CLB.
+const (
+	// EventImmutable reports an annotation that asks for an attribute the
+	// existing load balancer cannot change.
+	EventImmutable = "ImmutableAttributeChanged"
+	// EventListenerConflict reports a port held by a listener we must not touch.
+	EventListenerConflict = "ListenerPortConflict"
+)
+
+// Options configure the CLB provider.
+type Options struct {
+	// Cloud is the client every call goes through.
+	Cloud *cloud.Client
+	// VpcID is the cluster's VPC (intranet load balancers, ENI lookup).
+	VpcID string
+	// VSwitchIDs are cloud-config's zone → vSwitch, used for intranet load
+	// balancers without a vswitch-id annotation.
+	VSwitchIDs map[string]string
+	// DisablePublic refuses internet-facing load balancers (cloud-config
+	// disablePublicSLB).
+	DisablePublic bool
+	// BatchSize bounds backend servers per call (default 20).
+	BatchSize int
+}
+
+// Provider implements service.Provider for Classic Load Balancers.
+type Provider struct {
+	opts Options
+	api  api
+
+	// tokens keeps one ClientToken per Service UID until its create
+	// succeeds, so retried creates stay idempotent.
+	mu     sync.Mutex
+	tokens map[string]string
+}
+
+var _ service.Provider = (*Provider)(nil)
+
+// New returns the CLB provider.
+func New(opts Options) (*Provider, error) {
+	if opts.Cloud == nil {
+		return nil, errors.New("clb: a cloud client is required")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	return &Provider{opts: opts, api: api{c: opts.Cloud}, tokens: map[string]string{}}, nil
+}
+
+// Kind implements service.Provider.
+func (p *Provider) Kind() string { return "CLB" }
+
+// Owner implements service.Provider.
+func (p *Provider) Owner() annotations.Owner { return annotations.OwnerCLB }
+
+// Finalizer implements service.Provider.
+func (p *Provider) Finalizer() string { return naming.FinalizerCLB }
+
+// find locates the Service's load balancer: the id annotation, then the id
+// label, then our tag, then the default name.
+func (p *Provider) find(ctx context.Context, req *service.Request) (*slb.LoadBalancer, error) {
+	s := req.Settings
+	if s != nil && s.Reused() {
+		lb, err := p.api.lbByID(ctx, s.LoadBalancer.ID)
+		if err != nil {
+			return nil, fmt.Errorf("find reused load balancer %s: %w", s.LoadBalancer.ID, err)
+		}
+		return lb, nil
+	}
+	defName := naming.DefaultLBName(req.Service)
+	if req.LoadBalancerID != "" {
+		lb, err := p.api.lbByID(ctx, req.LoadBalancerID)
+		if err != nil {
+			return nil, fmt.Errorf("find load balancer %s from the Service label: %w", req.LoadBalancerID, err)
+		}
+		if lb != nil {
+			return lb, nil
+		}
+	}
+	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defName)
+	if err != nil {
+		return nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, defName, err)
+	}
+	if lb != nil {
+		return lb, nil
+	}
+	lb, err = p.api.lbByName(ctx, defName)
+	if err != nil {
+		return nil, fmt.Errorf("find load balancer by name %s: %w", defName, err)
+	}
+	return lb, nil
+}
+
+// Ensure implements service.Provider: load balancer, then vServer groups
+// and their backends, then listeners; obsolete listeners and groups are
+// removed in the reverse order.
+func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
+	s := req.Settings
+	log := klog.FromContext(ctx)
+	res := &service.Result{}
+	lb, err := p.find(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	created := false
+	if lb == nil {
+		if s.Reused() {
+			return nil, fmt.Errorf("the load balancer %s named by %s does not exist", s.LoadBalancer.ID, s.Key("id"))
+		}
+		if lb, err = p.create(ctx, req); err != nil {
+			return nil, err
+		}
+		created = true
+		log.Info("Created load balancer", "loadBalancer", lb.LoadBalancerId, "address", lb.Address)
+	} else {
+		if err := p.checkReuse(req, lb); err != nil {
+			return nil, err
+		}
+		for _, ch := range annotations.ImmutableChanges(attributes(lb), s) {
+			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
+		}
+		if err := p.updateAttributes(ctx, req, lb); err != nil {
+			return nil, err
+		}
+	}
+	res.LoadBalancerID = lb.LoadBalancerId
+
+	eniIDs, err := p.resolveENIs(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	model := BuildModel(req, eniIDs)
+
+	var groups []CurrentGroup
+	var listeners []CurrentListener
+	if !created {
+		if groups, err = p.api.groups(ctx, lb.LoadBalancerId); err != nil {
+			return nil, fmt.Errorf("list vServer groups of %s: %w", lb.LoadBalancerId, err)
+		}
+	}
+	gplan := PlanGroups(model.Groups, groups, model.Ref)
+	if len(gplan.MissingBound) > 0 {
+		return nil, fmt.Errorf("%s names vServer groups %s that do not exist on load balancer %s", s.Key("vgroup-port"), strings.Join(gplan.MissingBound, ", "), lb.LoadBalancerId)
+	}
+	if err := p.syncGroups(ctx, lb.LoadBalancerId, model, gplan, s); err != nil {
+		return nil, err
+	}
+
+	if s.ManagesListeners() {
+		if !created {
+			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
+				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
+			}
+		}
+		lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
+		for _, c := range lplan.Conflicts {
+			res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
+		}
+		if err := p.applyListeners(ctx, lb.LoadBalancerId, lplan, gplan.IDs); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range gplan.Delete {
+		if err := p.api.deleteGroup(ctx, g.ID); err != nil {
+			if cloud.CodeOf(err) == "RspoolVipExist" {
+				// Still used by a listener we do not manage: leave it.
+				log.Info("Keeping a vServer group still in use", "group", g.ID, "name", g.Name)
+				continue
+			}
+			return nil, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, g.Name, err)
+		}
+	}
+	res.Ingress = ingress(lb, s)
+	return res, nil
+}
+
+// SyncBackends implements service.Provider: read the groups (one call,
+// with their listeners), then each group's members; any sign that the load
+// balancer or a listener disappeared asks for a full sync.
+func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
+	s := req.Settings
+	lbID := req.LoadBalancerID
+	if s.Reused() {
+		lbID = s.LoadBalancer.ID
+	}
+	groups, err := p.api.groups(ctx, lbID)
+	if cloud.IsNotFound(err) {
+		return nil, service.ErrFullSyncNeeded
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list vServer groups of %s: %w", lbID, err)
+	}
+	eniIDs, err := p.resolveENIs(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	model := BuildModel(req, eniIDs)
+	gplan := PlanGroups(model.Groups, groups, model.Ref)
+	if len(gplan.Create) > 0 || len(gplan.MissingBound) > 0 || len(gplan.Delete) > 0 {
+		return nil, service.ErrFullSyncNeeded
+	}
+	if s.ManagesListeners() {
+		for _, g := range groups {
+			if _, ours := model.Ref.OwnsCLB(g.Name); ours && g.Listeners == 0 {
+				return nil, service.ErrFullSyncNeeded
+			}
+		}
+	}
+	if err := p.syncGroups(ctx, lbID, model, gplan, s); err != nil {
+		return nil, err
+	}
+	return &service.Result{LoadBalancerID: lbID}, nil
+}
+
+// syncGroups creates missing groups with their first batch of members and
+// reconciles the members of existing ones.
+func (p *Provider) syncGroups(ctx context.Context, lbID string, m *Model, plan GroupPlan, s *annotations.Settings) error {
+	creating := map[int32]bool{}
+	for _, g := range plan.Create {
+		creating[g.ServicePort] = true
+		first, rest := g.Backends, []Backend(nil)
+		if len(first) > p.opts.BatchSize {
+			first, rest = first[:p.opts.BatchSize], first[p.opts.BatchSize:]
+		}
+		id, err := p.api.createGroup(ctx, lbID, g.Name, first)
+		if err != nil {
+			return fmt.Errorf("create vServer group %s: %w", g.Name, err)
+		}
+		plan.IDs[g.ServicePort] = id
+		if err := p.api.applyMembers(ctx, id, BackendPlan{Add: rest}, p.opts.BatchSize); err != nil {
+			return fmt.Errorf("add backends to vServer group %s: %w", id, err)
+		}
+	}
+	for _, g := range m.Groups {
+		if creating[g.ServicePort] {
+			continue
+		}
+		id := plan.IDs[g.ServicePort]
+		cur, err := p.api.members(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read backends of vServer group %s: %w", id, err)
+		}
+		bp := PlanBackends(g.Backends, cur, g.BoundID != "", g.Name, s.Backend.IgnoreWeightUpdate)
+		if bp.Empty() {
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Updating backends", "group", id, "add", len(bp.Add), "remove", len(bp.Remove), "reweigh", len(bp.Update))
+		if err := p.api.applyMembers(ctx, id, bp, p.opts.BatchSize); err != nil {
+			return fmt.Errorf("update backends of vServer group %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) error {
+	for _, c := range plan.Delete {
+		if err := p.api.deleteListener(ctx, lbID, c.Port, c.Protocol); err != nil {
+			return fmt.Errorf("delete listener %s:%d: %w", c.Protocol, c.Port, err)
+		}
+	}
+	for _, l := range plan.Create {
+		params := map[string]string{"Description": l.Description}
+		for k, v := range l.CreateDefaults {
+			params[k] = v
+		}
+		for k, v := range l.Set {
+			params[k] = v
+		}
+		if l.ServicePort != 0 {
+			params["VServerGroupId"] = groupIDs[l.ServicePort]
+		}
+		if err := p.api.listenerCall(ctx, "create", l.Protocol, lbID, l.Port, params); err != nil {
+			return fmt.Errorf("create listener %s:%d: %w", l.Protocol, l.Port, err)
+		}
+		if err := p.api.startListener(ctx, lbID, l.Port, l.Protocol); err != nil {
+			return fmt.Errorf("start listener %s:%d: %w", l.Protocol, l.Port, err)
+		}
+	}
+	for _, u := range plan.Update {
+		if err := p.api.listenerCall(ctx, "set", u.Listener.Protocol, lbID, u.Listener.Port, u.Params); err != nil {
+			return fmt.Errorf("update listener %s:%d: %w", u.Listener.Protocol, u.Listener.Port, err)
+		}
+	}
+	for _, c := range plan.Start {
+		if err := p.api.startListener(ctx, lbID, c.Port, c.Protocol); err != nil {
+			return fmt.Errorf("start listener %s:%d: %w", c.Protocol, c.Port, err)
+		}
+	}
+	return nil
+}
+
+// resolveENIs finds the ENI of every pod IP when backends are eni.
+func (p *Provider) resolveENIs(ctx context.Context, req *service.Request) (map[string]string, error) {
+	if req.Settings.Backend.Type != annotations.BackendENI {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var ips []string
+	for _, ts := range req.Backends {
+		for _, t := range ts {
+			if t.IP != "" && !seen[t.IP] {
+				seen[t.IP] = true
+				ips = append(ips, t.IP)
+			}
+		}
+	}
+	sort.Strings(ips)
+	if len(ips) == 0 {
+		return nil, nil
+	}
+	m, err := p.api.enis(ctx, p.opts.VpcID, ips)
+	if err != nil {
+		return nil, fmt.Errorf("find the ENIs of pod IPs: %w", err)
+	}
+	return m, nil
+}
+
+// checkReuse refuses to bind a load balancer that a CCM created for some
+// other Service: deleting that Service would delete it under us.
+func (p *Provider) checkReuse(req *service.Request, lb *slb.LoadBalancer) error {
+	if !req.Settings.Reused() {
+		return nil
+	}
+	if v, ok := tagValue(lb, naming.TagKeyDefaultName); ok && v != naming.DefaultLBName(req.Service) {
+		return fmt.Errorf("load balancer %s was created by a cloud controller manager for another Service (tag %s=%s) and cannot be reused", lb.LoadBalancerId, naming.TagKeyDefaultName, v)
+	}
+	if rg := req.Settings.LoadBalancer.ResourceGroupID; rg != nil && lb.ResourceGroupId != "" && *rg != lb.ResourceGroupId {
+		return fmt.Errorf("load balancer %s is in resource group %s, not %s as %s says", lb.LoadBalancerId, lb.ResourceGroupId, *rg, req.Settings.Key("resource-group-id"))
+	}
+	return nil
+}
+
+func attributes(lb *slb.LoadBalancer) annotations.CloudLBAttributes {
+	return annotations.CloudLBAttributes{
+		AddressType: lb.AddressType, NetworkType: lb.NetworkType, VSwitchID: lb.VSwitchId,
+		MasterZoneID: lb.MasterZoneId, SlaveZoneID: lb.SlaveZoneId, IPVersion: lb.AddressIPVersion,
+		ResourceGroupID: lb.ResourceGroupId, Address: lb.Address,
+	}
+}
+
+func (p *Provider) token(uid string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.tokens[uid]
+	if !ok {
+		t = uuid.NewString()
+		p.tokens[uid] = t
+	}
+	return t
+}
+
+// create makes the Service's load balancer with our tags and, unless the
+// annotations say otherwise, delete and modification protection on.
+func (p *Provider) create(ctx context.Context, req *service.Request) (*slb.LoadBalancer, error) {
+	s := req.Settings
+	lbs := s.LoadBalancer
+	r := slb.CreateCreateLoadBalancerRequest()
+	r.LoadBalancerName = annotations.Or(lbs.Name, naming.DefaultLBName(req.Service))
+	r.AddressType = annotations.Or(lbs.AddressType, annotations.DefaultAddressType)
+	if r.AddressType == "internet" && p.opts.DisablePublic {
+		return nil, fmt.Errorf("internet-facing load balancers are disabled in this cluster (cloud-config disablePublicSLB); set %s: intranet", s.Key("address-type"))
+	}
+	r.AddressIPVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
+	r.InstanceChargeType = annotations.Or(lbs.InstanceChargeType, "")
+	if r.InstanceChargeType != "PayByCLCU" {
+		r.LoadBalancerSpec = annotations.Or(lbs.Spec, annotations.DefaultSpec)
+	}
+	r.InternetChargeType = annotations.Or(lbs.ChargeType, annotations.DefaultChargeType)
+	if r.InternetChargeType == "paybybandwidth" {
+		r.Bandwidth = requests.NewInteger(annotations.Or(lbs.Bandwidth, annotations.DefaultBandwidth))
+	}
+	r.MasterZoneId = annotations.Or(lbs.MasterZoneID, "")
+	r.SlaveZoneId = annotations.Or(lbs.SlaveZoneID, "")
+	r.Address = annotations.Or(lbs.IP, "")
+	r.ResourceGroupId = s.ResourceGroupID()
+	r.DeleteProtection = onOff(annotations.Or(lbs.DeleteProtection, annotations.DefaultDeleteProtection))
+	r.ModificationProtectionStatus = annotations.Or(lbs.ModificationProtection, annotations.DefaultModificationProtection)
+	if r.ModificationProtectionStatus == "ConsoleProtection" {
+		r.ModificationProtectionReason = modificationReason
+	}
+	if r.AddressType == "intranet" {
+		r.VpcId = p.opts.VpcID
+		r.VSwitchId = annotations.Or(lbs.VSwitchID, p.defaultVSwitch(r.MasterZoneId))
+		if r.VSwitchId == "" {
+			return nil, fmt.Errorf("an intranet load balancer needs a vSwitch: set %s or cloud-config vswitchid", s.Key("vswitch-id"))
+		}
+	}
+	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	ts := make([]slb.CreateLoadBalancerTag, 0, len(tags))
+	for _, t := range tags {
+		ts = append(ts, slb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
+	}
+	r.Tag = &ts
+	uid := string(req.Service.UID)
+	r.ClientToken = p.token(uid)
+	resp, err := cloud.Do(ctx, p.opts.Cloud, cloud.SLB, "CreateLoadBalancer", func(c *cloud.Clients) (*slb.CreateLoadBalancerResponse, error) {
+		return c.SLB.CreateLoadBalancer(r)
+	})
+	if err != nil {
+		if cloud.CodeOf(err) == "IdempotentParameterMismatch" {
+			// The annotations changed between two attempts: start afresh.
+			p.mu.Lock()
+			delete(p.tokens, uid)
+			p.mu.Unlock()
+		}
+		return nil, fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+	}
+	p.mu.Lock()
+	delete(p.tokens, uid)
+	p.mu.Unlock()
+	return &slb.LoadBalancer{
+		LoadBalancerId: resp.LoadBalancerId, Address: resp.Address, LoadBalancerName: resp.LoadBalancerName,
+		AddressType: r.AddressType, AddressIPVersion: resp.AddressIPVersion, NetworkType: resp.NetworkType,
+		VpcId: resp.VpcId, VSwitchId: resp.VSwitchId, ResourceGroupId: resp.ResourceGroupId,
+	}, nil
+}
+
+func (p *Provider) defaultVSwitch(zone string) string {
+	if v := p.opts.VSwitchIDs[zone]; zone != "" && v != "" {
+		return v
+	}
+	keys := make([]string, 0, len(p.opts.VSwitchIDs))
+	for k := range p.opts.VSwitchIDs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v := p.opts.VSwitchIDs[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// updateAttributes changes only what the annotations explicitly ask for
+// and the cloud does not already have; absent annotations leave the cloud
+// alone, so an adopted load balancer sees no write.
+func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, lb *slb.LoadBalancer) error {
+	s := req.Settings
+	lbs := s.LoadBalancer
+	id := lb.LoadBalancerId
+	a := p.api
+	if lbs.Name != nil && *lbs.Name != lb.LoadBalancerName {
+		r := slb.CreateSetLoadBalancerNameRequest()
+		r.LoadBalancerId, r.LoadBalancerName = id, *lbs.Name
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetLoadBalancerName", func(c *cloud.Clients) (*slb.SetLoadBalancerNameResponse, error) {
+			return c.SLB.SetLoadBalancerName(r)
+		}); err != nil {
+			return fmt.Errorf("rename load balancer %s: %w", id, err)
+		}
+	}
+	if lbs.InstanceChargeType != nil && !strings.EqualFold(*lbs.InstanceChargeType, lb.InstanceChargeType) && lb.InstanceChargeType != "" {
+		r := slb.CreateModifyLoadBalancerInstanceChargeTypeRequest()
+		r.LoadBalancerId, r.InstanceChargeType = id, *lbs.InstanceChargeType
+		if *lbs.InstanceChargeType == "PayBySpec" {
+			r.LoadBalancerSpec = annotations.Or(lbs.Spec, annotations.DefaultSpec)
+		}
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInstanceChargeType", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInstanceChargeTypeResponse, error) {
+			return c.SLB.ModifyLoadBalancerInstanceChargeType(r)
+		}); err != nil {
+			return fmt.Errorf("change the instance charge type of %s: %w", id, err)
+		}
+		lb.LoadBalancerSpec = r.LoadBalancerSpec
+	}
+	if lbs.Spec != nil && *lbs.Spec != lb.LoadBalancerSpec && !strings.EqualFold(annotations.Or(lbs.InstanceChargeType, lb.InstanceChargeType), "PayByCLCU") {
+		r := slb.CreateModifyLoadBalancerInstanceSpecRequest()
+		r.LoadBalancerId, r.LoadBalancerSpec = id, *lbs.Spec
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInstanceSpec", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInstanceSpecResponse, error) {
+			return c.SLB.ModifyLoadBalancerInstanceSpec(r)
+		}); err != nil {
+			return fmt.Errorf("change the spec of %s: %w", id, err)
+		}
+	}
+	if lb.AddressType == "internet" && (lbs.ChargeType != nil && !strings.EqualFold(*lbs.ChargeType, lb.InternetChargeType) ||
+		lbs.Bandwidth != nil && *lbs.Bandwidth != lb.Bandwidth && strings.EqualFold(annotations.Or(lbs.ChargeType, lb.InternetChargeType), "paybybandwidth")) {
+		r := slb.CreateModifyLoadBalancerInternetSpecRequest()
+		r.LoadBalancerId = id
+		r.InternetChargeType = annotations.Or(lbs.ChargeType, lb.InternetChargeType)
+		if strings.EqualFold(r.InternetChargeType, "paybybandwidth") {
+			r.Bandwidth = requests.NewInteger(annotations.Or(lbs.Bandwidth, annotations.DefaultBandwidth))
+		}
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInternetSpec", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInternetSpecResponse, error) {
+			return c.SLB.ModifyLoadBalancerInternetSpec(r)
+		}); err != nil {
+			return fmt.Errorf("change the internet charge of %s: %w", id, err)
+		}
+	}
+	if lbs.DeleteProtection != nil && onOff(*lbs.DeleteProtection) != lb.DeleteProtection {
+		if err := a.setDeleteProtection(ctx, id, onOff(*lbs.DeleteProtection)); err != nil {
+			return fmt.Errorf("set delete protection of %s: %w", id, err)
+		}
+	}
+	if lbs.ModificationProtection != nil && *lbs.ModificationProtection != lb.ModificationProtectionStatus {
+		if err := a.setModificationProtection(ctx, id, *lbs.ModificationProtection); err != nil {
+			return fmt.Errorf("set modification protection of %s: %w", id, err)
+		}
+	}
+	var missing []naming.Tag
+	want := lbs.AdditionalTags
+	if s.Reused() {
+		want = append(want, naming.ReusedTag())
+	}
+	for _, t := range want {
+		if v, ok := tagValue(lb, t.Key); !ok || v != t.Value {
+			missing = append(missing, t)
+		}
+	}
+	if err := a.tag(ctx, id, missing); err != nil {
+		return fmt.Errorf("tag load balancer %s: %w", id, err)
+	}
+	return nil
+}
+
+// ingress is the Service status: the hostname annotation, else the address.
+func ingress(lb *slb.LoadBalancer, s *annotations.Settings) []corev1.LoadBalancerIngress {
+	if s.LoadBalancer.Hostname != nil {
+		return []corev1.LoadBalancerIngress{{Hostname: *s.LoadBalancer.Hostname}}
+	}
+	if lb.Address == "" {
+		return nil
+	}
+	return []corev1.LoadBalancerIngress{{IP: lb.Address}}
+}
+
+// Delete implements service.Provider. A reused load balancer keeps
+// everything but this Service's listeners, groups and backends; a
+// preserved one keeps everything and loses only its protections and our
+// tags; our own is deleted with delete protection turned off first.
+func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
+	s := req.Settings
+	if s == nil {
+		return "", errors.New("no settings to clean up with")
+	}
+	lb, err := p.find(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if lb == nil {
+		return "The load balancer no longer exists", nil
+	}
+	id := lb.LoadBalancerId
+	switch {
+	case s.LoadBalancer.PreserveOnDelete:
+		if lb.DeleteProtection == "on" {
+			if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
+				return "", fmt.Errorf("turn off delete protection of preserved %s: %w", id, err)
+			}
+		}
+		if lb.ModificationProtectionStatus == "ConsoleProtection" {
+			if err := p.api.setModificationProtection(ctx, id, "NonProtection"); err != nil {
+				return "", fmt.Errorf("turn off modification protection of preserved %s: %w", id, err)
+			}
+		}
+		var keys []string
+		for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
+			if _, ok := tagValue(lb, k); ok {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			if err := p.api.untag(ctx, id, keys); err != nil {
+				return "", fmt.Errorf("remove our tags from preserved %s: %w", id, err)
+			}
+		}
+		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id), nil
+	case s.Reused():
+		if err := p.releaseReused(ctx, req, id); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, vServer groups and backends", id), nil
+	}
+	if lb.DeleteProtection == "on" {
+		if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
+			return "", fmt.Errorf("turn off delete protection of %s: %w", id, err)
+		}
+	}
+	if err := p.api.deleteLB(ctx, id); err != nil {
+		return "", fmt.Errorf("delete load balancer %s: %w", id, err)
+	}
+	return fmt.Sprintf("Deleted load balancer %s", id), nil
+}
+
+// releaseReused removes what this Service put on a reused load balancer:
+// its listeners (only those proven ours), its groups, and its members of
+// bound groups.
+func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) error {
+	ref := naming.For(req.Service, req.ClusterID)
+	listeners, err := p.api.listeners(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list listeners of reused %s: %w", id, err)
+	}
+	plan := PlanListeners(nil, listeners, ref, false, nil)
+	if err := p.applyListeners(ctx, id, plan, nil); err != nil {
+		return err
+	}
+	groups, err := p.api.groups(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list vServer groups of reused %s: %w", id, err)
+	}
+	bound := map[string]bool{}
+	for _, port := range req.Settings.Ports {
+		if port.VGroupID != "" {
+			bound[port.VGroupID] = true
+		}
+	}
+	for _, g := range groups {
+		if parsed, ours := ref.OwnsCLB(g.Name); ours {
+			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
+				return fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
+			}
+			continue
+		}
+		if !bound[g.ID] {
+			continue
+		}
+		cur, err := p.api.members(ctx, g.ID)
+		if err != nil {
+			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
+		}
+		var mine []Backend
+		for _, b := range cur {
+			if _, ok := ref.OwnsCLB(b.Description); ok {
+				mine = append(mine, b)
+			}
+		}
+		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil {
+			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
+		}
+	}
+	return nil
+}

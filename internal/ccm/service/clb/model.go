@@ -1,0 +1,223 @@
+// Package clb is the Classic Load Balancer provider of the service
+// controller: the desired cloud model built from a Service (model.go), the
+// current state read from the SLB API (cloud.go), the pure diff between the
+// two (diff.go) and the applier that makes the smallest set of changes in
+// dependency order (clb.go).
+package clb
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+)
+
+// Backend is one member of a vServer group.
+type Backend struct {
+	// ServerID is the ECS instance or ENI id.
+	ServerID string
+	// IP is the ENI's private IP (eni backends only).
+	IP string
+	// Type is ecs or eni.
+	Type string
+	// Port is the backend port.
+	Port int32
+	// Weight is 0–100.
+	Weight int
+	// Description marks the members a Service added to a shared group.
+	Description string
+}
+
+// key identifies a member within a group.
+func (b Backend) key() string {
+	return b.ServerID + "|" + b.IP + "|" + strconv.Itoa(int(b.Port))
+}
+
+// Group is the desired vServer group of one Service port.
+type Group struct {
+	// ServicePort is the Service port the group serves.
+	ServicePort int32
+	// Name is our naming-scheme name (k8s/<port>/<svc>/<ns>/<cluster>).
+	Name string
+	// BoundID is a user's group bound by vgroup-port ("" = ours, by Name).
+	BoundID string
+	// Backends are the members we want (for a bound group: ours only).
+	Backends []Backend
+}
+
+// Listener is the desired listener of one Service port.
+type Listener struct {
+	// Port is the listener (Service) port.
+	Port int32
+	// Protocol is tcp, udp, http or https.
+	Protocol string
+	// Description is our naming-scheme description, the ownership mark.
+	Description string
+	// ServicePort selects the Group that serves it (0 for a forwarding
+	// HTTP listener, which has no backends).
+	ServicePort int32
+	// Set are the settings the annotations ask for: compared with the
+	// cloud and written when they differ. Keys are API parameter names.
+	Set map[string]string
+	// CreateDefaults are sent only on creation, for settings the user did
+	// not set (the cloud keeps them afterwards).
+	CreateDefaults map[string]string
+}
+
+// Model is the desired state of one Service's CLB.
+type Model struct {
+	// Ref names the Service's listeners and groups.
+	Ref naming.Ref
+	// Groups has one entry per Service port served by a vServer group.
+	Groups []Group
+	// Listeners has one entry per Service port, HTTPS before HTTP so that
+	// a forwarding HTTP listener finds its target.
+	Listeners []Listener
+}
+
+// BuildModel derives the desired groups and listeners from the Service,
+// its settings and targets. eniIDs maps pod IPs to their ENI ids (eni
+// backends).
+func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
+	s := req.Settings
+	ref := naming.For(req.Service, req.ClusterID)
+	m := &Model{Ref: ref}
+	eni := s.Backend.Type == annotations.BackendENI
+	for _, p := range s.Ports {
+		l := Listener{Port: p.Port, Protocol: string(p.Protocol), Description: ref.CLBListener(p.Port)}
+		l.Set, l.CreateDefaults = listenerSettings(s, p)
+		if p.Protocol == annotations.ProtocolHTTP && p.ForwardTo != 0 {
+			l.Set["ListenerForward"] = "on"
+			l.Set["ForwardPort"] = strconv.Itoa(int(p.ForwardTo))
+			m.Listeners = append(m.Listeners, l)
+			continue
+		}
+		l.ServicePort = p.Port
+		m.Listeners = append(m.Listeners, l)
+
+		portName := strconv.Itoa(int(p.NodePort))
+		if eni {
+			portName = p.TargetPort.String()
+		}
+		g := Group{ServicePort: p.Port, Name: ref.CLBVGroup(portName), BoundID: p.VGroupID}
+		for _, t := range req.Backends[p.Port] {
+			b := Backend{ServerID: t.InstanceID, Type: "ecs", Port: t.Port, Weight: t.Weight, Description: g.Name}
+			if eni {
+				id, ok := eniIDs[t.IP]
+				if !ok {
+					continue
+				}
+				b = Backend{ServerID: id, IP: t.IP, Type: "eni", Port: t.Port, Weight: t.Weight, Description: g.Name}
+			}
+			g.Backends = append(g.Backends, b)
+		}
+		m.Groups = append(m.Groups, g)
+	}
+	sort.SliceStable(m.Listeners, func(i, j int) bool {
+		return m.Listeners[i].Protocol == "https" && m.Listeners[j].Protocol != "https"
+	})
+	return m
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// listenerSettings maps the annotations to listener API parameters. Only
+// what the user set is compared and updated; CLB-side defaults for the
+// rest are sent on creation only, so an adopted listener is left as is.
+func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create map[string]string) {
+	set, create = map[string]string{}, map[string]string{"Bandwidth": "-1"}
+	l := s.Listener
+	h := l.HealthCheck
+	proto := p.Protocol
+	l4 := proto == annotations.ProtocolTCP || proto == annotations.ProtocolUDP
+	l7 := !l4
+	str := func(k string, v *string) {
+		if v != nil {
+			set[k] = *v
+		}
+	}
+	num := func(k string, v *int) {
+		if v != nil {
+			set[k] = strconv.Itoa(*v)
+		}
+	}
+	flag := func(k string, v *bool) {
+		if v != nil {
+			set[k] = onOff(*v)
+		}
+	}
+
+	if l.Scheduler != nil {
+		set["Scheduler"] = *l.Scheduler
+	} else {
+		create["Scheduler"] = annotations.DefaultCLBScheduler
+	}
+	flag("AclStatus", l.ACLStatus)
+	str("AclId", l.ACLID)
+	str("AclType", l.ACLType)
+	num("HealthyThreshold", h.HealthyThreshold)
+	num("UnhealthyThreshold", h.UnhealthyThreshold)
+	num("HealthCheckInterval", h.Interval)
+	str("HealthCheckURI", h.URI)
+	str("HealthCheckDomain", h.Domain)
+	if len(h.HTTPCodes) > 0 {
+		set["HealthCheckHttpCode"] = strings.Join(h.HTTPCodes, ",")
+	}
+	// -520 means "the backend port", which is also what an unset port does.
+	if h.ConnectPort != nil && *h.ConnectPort != annotations.UseBackendPort {
+		set["HealthCheckConnectPort"] = strconv.Itoa(*h.ConnectPort)
+	}
+	if l4 {
+		flag("HealthCheckSwitch", h.Switch)
+		num("HealthCheckConnectTimeout", h.ConnectTimeout)
+		num("PersistenceTimeout", l.PersistenceTimeout)
+		flag("ConnectionDrain", l.ConnectionDrain)
+		num("ConnectionDrainTimeout", l.ConnectionDrainTimeout)
+		if l.ProxyProtocol != nil {
+			set["ProxyProtocolV2Enabled"] = strconv.FormatBool(*l.ProxyProtocol)
+		}
+	}
+	if proto == annotations.ProtocolTCP {
+		str("HealthCheckType", h.Type)
+		num("EstablishedTimeout", l.EstablishedTimeout)
+		if h.Type != nil && *h.Type == "http" {
+			str("HealthCheckMethod", h.Method)
+		}
+	}
+	if l7 {
+		if h.Flag != nil {
+			set["HealthCheck"] = onOff(*h.Flag)
+		} else {
+			create["HealthCheck"] = "off"
+		}
+		str("HealthCheckMethod", h.Method)
+		num("HealthCheckTimeout", h.Timeout)
+		if l.StickySession != nil {
+			set["StickySession"] = onOff(*l.StickySession)
+		} else {
+			create["StickySession"] = "off"
+		}
+		str("StickySessionType", l.StickySessionType)
+		str("Cookie", l.Cookie)
+		num("CookieTimeout", l.CookieTimeout)
+		num("IdleTimeout", l.IdleTimeout)
+		num("RequestTimeout", l.RequestTimeout)
+		flag("XForwardedFor_proto", l.XForwardedForProto)
+		flag("XForwardedFor_SLBPORT", l.XForwardedForSLBPort)
+		flag("XForwardedFor_ClientSrcPort", l.XForwardedForClientSrcPort)
+	}
+	if proto == annotations.ProtocolHTTPS {
+		str("ServerCertificateId", l.CertID)
+		flag("EnableHttp2", l.HTTP2)
+		str("TLSCipherPolicy", l.TLSCipherPolicy)
+	}
+	return set, create
+}

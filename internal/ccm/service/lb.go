@@ -1,0 +1,107 @@
+// Package service is the CCM's controller for Services of type
+// LoadBalancer. It owns the generic machinery — informers on Services,
+// Nodes and EndpointSlices, a per-Service work queue with backoff, the
+// finalizer, hash and load-balancer-id labels, status, events and metrics —
+// and hands the cloud work to a Provider: one per load balancer kind (CLB
+// now, NLB later), each with its own cloud model, reader, diff and applier.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+)
+
+// Target is one backend server the Service's traffic should reach on one
+// Service port.
+type Target struct {
+	// NodeName is the Node the target runs on ("" when unknown).
+	NodeName string
+	// InstanceID is the ECS instance of the Node (ecs backends).
+	InstanceID string
+	// IP is the pod IP (eni backends).
+	IP string
+	// Port is the backend port: the nodePort (ecs) or the pod port (eni).
+	Port int32
+	// Weight is 0–100.
+	Weight int
+}
+
+// Request is everything a Provider needs to reconcile one Service.
+type Request struct {
+	// Service is the Service as read from the informer cache (read-only).
+	Service *corev1.Service
+	// Settings are its parsed annotations.
+	Settings *annotations.Settings
+	// Backends maps each Service port to its targets, already filtered and
+	// weighted.
+	Backends map[int32][]Target
+	// LoadBalancerID is the id recorded in the Service's label, a hint for
+	// finding the load balancer without a search.
+	LoadBalancerID string
+	// ClusterID names our listeners and groups.
+	ClusterID string
+}
+
+// Warning is a problem the Provider wants the user to see as a Warning
+// event without failing the sync (e.g. an immutable attribute mismatch).
+type Warning struct {
+	// Reason is the event reason.
+	Reason string
+	// Message is the event message.
+	Message string
+}
+
+// Result is what a successful Ensure or SyncBackends reports.
+type Result struct {
+	// LoadBalancerID is the load balancer serving the Service.
+	LoadBalancerID string
+	// Ingress is the status to publish (nil from SyncBackends: keep it).
+	Ingress []corev1.LoadBalancerIngress
+	// Warnings are reported as events.
+	Warnings []Warning
+}
+
+// ErrFullSyncNeeded is returned by SyncBackends when it finds that the load
+// balancer or its listeners drifted (deleted out of band, say), so the
+// controller runs a full Ensure even though the Service did not change.
+var ErrFullSyncNeeded = errors.New("load balancer drifted from the Service: full sync needed")
+
+// Provider is one kind of load balancer. The controller calls Ensure when
+// the Service changed since its last successful sync (or has never been
+// synced), SyncBackends when only Nodes or endpoints may have changed, and
+// Delete when the Service no longer wants a load balancer.
+type Provider interface {
+	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
+	Kind() string
+	// Owner is the annotations owner the Provider serves.
+	Owner() annotations.Owner
+	// Finalizer guards the Provider's cleanup on the Service.
+	Finalizer() string
+	// Ensure makes the cloud match the Service: load balancer, listeners,
+	// server groups and backends.
+	Ensure(ctx context.Context, req *Request) (*Result, error)
+	// SyncBackends reconciles only backend servers, trusting that the load
+	// balancer and listeners are as the last Ensure left them.
+	SyncBackends(ctx context.Context, req *Request) (*Result, error)
+	// Delete removes what the Service owns in the cloud (never a reused or
+	// preserved load balancer) and reports what it did.
+	Delete(ctx context.Context, req *Request) (string, error)
+}
+
+// RetryError asks for a requeue after a fixed delay rather than an
+// exponential backoff: the cloud is still configuring something.
+type RetryError struct {
+	// Err is the cause.
+	Err error
+}
+
+// Error implements error.
+func (e *RetryError) Error() string { return fmt.Sprintf("cloud still configuring: %v", e.Err) }
+
+// Unwrap returns the cause.
+func (e *RetryError) Unwrap() error { return e.Err }

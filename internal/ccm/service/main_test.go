@@ -1,0 +1,456 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	cloudapi "k8s.io/cloud-provider/api"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+)
+
+const (
+	accessKeyID     = "LTAI5tSvcTestKey"
+	accessKeySecret = "svc-test-secret-Zm9vYmFyYmF6cXV4"
+	clusterID       = "c-svc"
+	clusterCIDR     = "10.244.0.0/16"
+	nodeCount       = 10
+	ns              = "default"
+)
+
+// One control plane, one emulated cloud and one CCM serve every test of
+// this binary; the cluster has nodeCount initialized kwok Nodes, each
+// backed by an ECS instance. Tests use their own Services.
+var (
+	cluster   *localcluster.Cluster
+	cloud     *emulator.Emulator
+	ccm       *ccmtest.CCM
+	logDir    string
+	nodeNames []string
+	instances = map[string]string{} // node name → instance id
+	ccmSeq    atomic.Int32
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{
+		ControllerManager: true,
+		Scheduler:         true,
+		Kwok:              true,
+		ClusterCIDR:       clusterCIDR,
+	}, func(c *localcluster.Cluster) {
+		cluster = c
+		if err := setup(); err != nil {
+			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
+			os.Exit(1)
+		}
+	}))
+}
+
+func setup() error {
+	var err error
+	cloud, err = emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: accessKeyID, Secret: accessKeySecret, AccountID: "1234567890"}}})
+	if err != nil {
+		return err
+	}
+	if _, err := cloud.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	if err := cloud.Store.Settings().SetQuota(store.QuotaSLBInstances, 500); err != nil {
+		return err
+	}
+	seed := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "svc-"})
+	ids, err := cloud.Seed(seed)
+	if err != nil {
+		return err
+	}
+	logDir = filepath.Join(cluster.Dir, "logs")
+	if err := startCCM(); err != nil {
+		return err
+	}
+	cs, err := cluster.Clientset()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The first instance is the CCM's own machine (metadata); the others are Nodes.
+	ips, err := instanceIPs(ids["instance"][1:])
+	if err != nil {
+		return err
+	}
+	for i, id := range ids["instance"][1:] {
+		name := fmt.Sprintf("node-%02d", i)
+		if _, err := localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: name, InternalIP: ips[id], Kwok: true}); err != nil {
+			return err
+		}
+		nodeNames = append(nodeNames, name)
+		instances[name] = id
+	}
+	// The CCM's node controller initializes them (providerID, taint removed).
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 50*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range nodeNames {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || n.Spec.ProviderID == "" || !ready(n) {
+				return false, nil
+			}
+			for _, t := range n.Spec.Taints {
+				if t.Key == cloudapi.TaintExternalCloudProvider {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+}
+
+func ready(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func instanceIPs(ids []string) (map[string]string, error) {
+	cfg := sdk.NewConfig()
+	cfg.Scheme = "HTTP"
+	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
+	if err != nil {
+		return nil, err
+	}
+	c.Domain = cloud.Addr()
+	req := ecs.CreateDescribeInstancesRequest()
+	req.InstanceIds = `["` + strings.Join(ids, `","`) + `"]`
+	req.PageSize = "100"
+	resp, err := c.DescribeInstances(req)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, in := range resp.Instances.Instance {
+		out[in.InstanceId] = in.VpcAttributes.PrivateIpAddress.IpAddress[0]
+	}
+	if len(out) != len(ids) {
+		return nil, fmt.Errorf("found %d of %d seeded instances", len(out), len(ids))
+	}
+	return out, nil
+}
+
+// startCCM starts a CCM process (a new one after stopCCM: a restart).
+func startCCM() error {
+	var err error
+	ccm, err = ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{
+		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
+		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
+		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
+		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=3"},
+		LogPath:     filepath.Join(logDir, fmt.Sprintf("cloud-controller-manager-%d.log", ccmSeq.Add(1))),
+	})
+	return err
+}
+
+func kube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func slbClient(t *testing.T) *slb.Client {
+	t.Helper()
+	cfg := sdk.NewConfig()
+	cfg.Scheme = "HTTP"
+	c, err := slb.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Domain = cloud.Addr()
+	return c
+}
+
+func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		if ccm.Exited() {
+			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
+		}
+		t.Fatalf("%s: %v (last: %v)", what, err, last)
+	}
+	return time.Since(start)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// svcSpec describes a test Service.
+type svcSpec struct {
+	name        string
+	ports       []int32
+	protocols   []corev1.Protocol
+	annotations map[string]string
+	local       bool
+	selector    map[string]string
+}
+
+func newService(s svcSpec) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: ns, Annotations: s.annotations},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: s.selector,
+		},
+	}
+	if svc.Spec.Selector == nil {
+		svc.Spec.Selector = map[string]string{"app": s.name}
+	}
+	if s.local {
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	}
+	for i, p := range s.ports {
+		proto := corev1.ProtocolTCP
+		if i < len(s.protocols) {
+			proto = s.protocols[i]
+		}
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: fmt.Sprintf("p%d", p), Port: p, Protocol: proto, TargetPort: intstr.FromInt32(8080 + int32(i)),
+		})
+	}
+	return svc
+}
+
+func createService(t *testing.T, s svcSpec) *corev1.Service {
+	t.Helper()
+	out, err := kube(t).CoreV1().Services(ns).Create(context.Background(), newService(s), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func getService(t *testing.T, name string) *corev1.Service {
+	t.Helper()
+	svc, err := kube(t).CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func updateService(t *testing.T, name string, mutate func(*corev1.Service)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		svc, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		mutate(svc)
+		_, err = kube(t).CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitIngress waits for an address in status and returns the Service.
+func waitIngress(t *testing.T, name string, timeout time.Duration) *corev1.Service {
+	t.Helper()
+	var svc *corev1.Service
+	poll(t, timeout, "ingress of "+name, func(ctx context.Context) (bool, error) {
+		s, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		svc = s
+		return len(s.Status.LoadBalancer.Ingress) > 0 && s.Labels[naming.LabelHash] == naming.Hash(s), nil
+	})
+	return svc
+}
+
+// deleteService deletes a Service and waits until it is gone (finalizer removed).
+func deleteService(t *testing.T, name string) {
+	t.Helper()
+	err := kube(t).CoreV1().Services(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "deletion of "+name, func(ctx context.Context) (bool, error) {
+		_, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+func lbID(svc *corev1.Service) string { return svc.Labels[naming.LabelLoadBalancerID] }
+
+func describeLB(t *testing.T, id string) (*slb.LoadBalancer, bool) {
+	t.Helper()
+	req := slb.CreateDescribeLoadBalancersRequest()
+	req.LoadBalancerId = id
+	resp, err := slbClient(t).DescribeLoadBalancers(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range resp.LoadBalancers.LoadBalancer {
+		if lb.LoadBalancerId == id {
+			return &lb, true
+		}
+	}
+	return nil, false
+}
+
+func listeners(t *testing.T, id string) []slb.ListenerInDescribeLoadBalancerListeners {
+	t.Helper()
+	req := slb.CreateDescribeLoadBalancerListenersRequest()
+	req.LoadBalancerId = &[]string{id}
+	req.MaxResults = requests.NewInteger(100)
+	resp, err := slbClient(t).DescribeLoadBalancerListeners(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(resp.Listeners, func(i, j int) bool { return resp.Listeners[i].ListenerPort < resp.Listeners[j].ListenerPort })
+	return resp.Listeners
+}
+
+// groupMembers returns vServer group name → members (serverId → weight).
+func groupMembers(t *testing.T, id string) map[string]map[string]int {
+	t.Helper()
+	req := slb.CreateDescribeVServerGroupsRequest()
+	req.LoadBalancerId = id
+	resp, err := slbClient(t).DescribeVServerGroups(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]int{}
+	for _, g := range resp.VServerGroups.VServerGroup {
+		areq := slb.CreateDescribeVServerGroupAttributeRequest()
+		areq.VServerGroupId = g.VServerGroupId
+		a, err := slbClient(t).DescribeVServerGroupAttribute(areq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, b := range a.BackendServers.BackendServer {
+			m[b.ServerId] = b.Weight
+		}
+		out[g.VServerGroupName] = m
+	}
+	return out
+}
+
+// events returns the reasons and messages of the Service's events.
+func events(t *testing.T, name string) []corev1.Event {
+	t.Helper()
+	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": "Service"}.AsSelector().String()
+	list, err := kube(t).CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func waitEvent(t *testing.T, name, reason, contains string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	poll(t, 20*time.Second, "event "+reason+" on "+name, func(ctx context.Context) (bool, error) {
+		for _, e := range events(t, name) {
+			if e.Reason == reason && strings.Contains(e.Message, contains) {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return found
+}
+
+// isWrite reports whether an action changes state: anything but Describe* and List*.
+func isWrite(action string) bool {
+	return !strings.HasPrefix(action, "Describe") && !strings.HasPrefix(action, "List") && !strings.HasPrefix(action, "Get")
+}
+
+// writesSince returns the SLB write calls after seq.
+func writesSince(seq uint64) []gateway.RequestRecord {
+	var out []gateway.RequestRecord
+	for _, r := range cloud.Requests(gateway.RequestFilter{Product: "slb", AfterSeq: seq}) {
+		if isWrite(r.Action) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func lastSeq() uint64 {
+	rs := cloud.Requests()
+	if len(rs) == 0 {
+		return 0
+	}
+	return rs[len(rs)-1].Seq
+}
+
+func actions(rs []gateway.RequestRecord) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Action)
+	}
+	return out
+}
+
+// nodeInstances returns the instance ids of the named Nodes.
+func nodeInstances(names ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		out[instances[n]] = true
+	}
+	return out
+}
