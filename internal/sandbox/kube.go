@@ -55,6 +55,12 @@ func registerNodes(ctx context.Context, cs kubernetes.Interface, instances []Ins
 	for _, in := range instances {
 		_, err := cs.CoreV1().Nodes().Get(ctx, in.HostName, metav1.GetOptions{})
 		if err == nil {
+			// The Lease still names the kwok of a previous run, which a new
+			// kwok would wait out (40s) before heartbeating; like a
+			// restarted kubelet, start it afresh.
+			if err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, in.HostName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return registered, fmt.Errorf("reset lease of node %s: %w", in.HostName, err)
+			}
 			continue
 		}
 		if !apierrors.IsNotFound(err) {

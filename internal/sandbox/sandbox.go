@@ -469,6 +469,7 @@ func (s *sandbox) waitReady(ctx context.Context, obs *observer) error {
 	s.logf("waiting for the CCM: Nodes initialized%s%s", cond(obs.routes, ", routes programmed", ""), cond(obs.services, ", the Service's external IP", ""))
 	deadline := time.Now().Add(s.o.ReadyTimeout)
 	lastReport := time.Now()
+	reported := ""
 	var pending []string
 	for {
 		if err := s.alive(); err != nil {
@@ -482,9 +483,11 @@ func (s *sandbox) waitReady(ctx context.Context, obs *observer) error {
 		if err != nil {
 			pending = []string{err.Error()}
 		}
-		if time.Since(lastReport) > 10*time.Second {
-			s.logf("still waiting for: %s", strings.Join(pending, "; "))
-			lastReport = time.Now()
+		// Tell what changed, and repeat it now and then so a long wait
+		// always says what it is waiting for.
+		if now := strings.Join(pending, "; "); (now != reported && time.Since(lastReport) > 2*time.Second) || time.Since(lastReport) > 10*time.Second {
+			s.logf("waiting for: %s", now)
+			lastReport, reported = time.Now(), now
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %s; still waiting for:\n  %s\nlast lines of %s:\n%s",

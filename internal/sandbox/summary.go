@@ -431,22 +431,42 @@ func (s *Summary) Print(w io.Writer) {
 	default:
 		lb := s.LoadBalancer
 		fmt.Fprintf(w, "  CLB %s (%s) address %s (%s, %s, %s)\n", lb.ID, lb.Name, lb.Address, lb.AddressType, dash(lb.Spec), lb.Status)
+		byGroup := map[string][]BackendInfo{}
+		for _, b := range lb.Backends {
+			byGroup[b.VServerGroupID] = append(byGroup[b.VServerGroupID], b)
+		}
 		for _, l := range lb.Listeners {
 			target := fmt.Sprintf("backend port %d", l.BackendPort)
 			if l.VServerGroupID != "" {
 				target = "vServer group " + l.VServerGroupID
 			}
 			fmt.Fprintf(w, "  listener %s:%d -> %s (%s)\n", l.Protocol, l.Port, target, l.Status)
+			printBackends(w, byGroup[l.VServerGroupID])
+			delete(byGroup, l.VServerGroupID)
 		}
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, b := range lb.Backends {
-			fmt.Fprintf(tw, "  backend\t%s (%s)\t%s %s:%d\tweight %d\n", b.VServerGroupID, b.VServerGroupName, b.ServerID, b.Node, b.Port, b.Weight)
+		for _, g := range sortedKeys(byGroup) {
+			fmt.Fprintf(w, "  vServer group %s (no listener)\n", g)
+			printBackends(w, byGroup[g])
 		}
-		tw.Flush()
 		if len(lb.Backends) == 0 {
 			fmt.Fprintln(w, "  (no backends)")
 		}
 	}
+}
+
+func printBackends(w io.Writer, bs []BackendInfo) {
+	for _, b := range bs {
+		fmt.Fprintf(w, "      backend %s %s:%d weight %d\n", dash(b.Node), b.ServerID, b.Port, b.Weight)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func dash(s string) string {
