@@ -1,12 +1,8 @@
 package ecs_test
 
 import (
-	"encoding/json"
+	"fmt"
 	"testing"
-
-	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
-	util "github.com/alibabacloud-go/tea-utils/v2/service"
-	"github.com/alibabacloud-go/tea/tea"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
@@ -17,37 +13,10 @@ import (
 func TestV3SignedCall(t *testing.T) {
 	env := emulatortest.Start(t)
 	env.Seed(t, &api.Seed{VPCs: []api.SeedVPC{{ID: "vpc-v3", CIDRBlock: "10.0.0.0/8", VSwitches: []api.SeedVSwitch{{ID: "vsw-v3", ZoneID: "cn-hangzhou-h", CIDRBlock: "10.1.0.0/16"}}}}, Instances: []api.SeedInstance{{ID: "i-v3", VSwitchID: "vsw-v3"}}})
-	client, err := openapi.NewClient(&openapi.Config{
-		AccessKeyId:     tea.String(emulatortest.AccessKeyID),
-		AccessKeySecret: tea.String(emulatortest.AccessKeySecret),
-		Endpoint:        tea.String(env.Endpoint),
-		Protocol:        tea.String("HTTP"),
-		RegionId:        tea.String(env.Region),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := &openapi.Params{
-		Action: tea.String("DescribeInstances"), Version: tea.String("2014-05-26"), Pathname: tea.String("/"), Method: tea.String("POST"),
-		AuthType: tea.String("AK"), Style: tea.String("RPC"), ReqBodyType: tea.String("formData"), BodyType: tea.String("json"),
-	}
-	req := &openapi.OpenApiRequest{Query: map[string]*string{"RegionId": tea.String(env.Region), "InstanceIds": tea.String(`["i-v3"]`)}}
-	resp, err := client.CallApi(params, req, &util.RuntimeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(resp["body"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body struct {
-		TotalCount int
-		RequestId  string
-	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		t.Fatal(err)
-	}
-	if body.TotalCount != 1 || body.RequestId == "" {
-		t.Fatalf("V3 DescribeInstances: %s", raw)
+	resp, err := env.CallV3(t, "DescribeInstances", "2014-05-26", map[string]string{"RegionId": env.Region, "InstanceIds": `["i-v3"]`}, nil)
+	noErr(t, err)
+	body, _ := resp["body"].(map[string]any)
+	if fmt.Sprint(body["TotalCount"]) != "1" || fmt.Sprint(body["RequestId"]) == "" || body["RequestId"] == nil {
+		t.Fatalf("V3 DescribeInstances: %v", body)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"net/http"
 	"strings"
 	"testing"
@@ -190,29 +191,17 @@ func openAPIClient(t *testing.T, env *testEnv, id, secret, token string) *openap
 	return c
 }
 
-func callV3(c *openapi.Client, action string, query, body map[string]any) (map[string]any, error) {
-	params := &openapi.Params{
-		Action: dara.String(action), Version: dara.String(testVersion), Protocol: dara.String("HTTP"),
-		Pathname: dara.String("/"), Method: dara.String("POST"), AuthType: dara.String("AK"),
-		Style: dara.String("RPC"), ReqBodyType: dara.String("formData"), BodyType: dara.String("json"),
-	}
-	req := &openapi.OpenApiRequest{Query: map[string]*string{}}
-	for k, v := range query {
-		req.Query[k] = dara.String(v.(string))
-	}
-	if body != nil {
-		req.Body = body
-	}
-	return c.CallApi(params, req, &dara.RuntimeOptions{})
+func callV3(c *openapi.Client, action string, query map[string]string, body map[string]any) (map[string]any, error) {
+	return emulatortest.CallV3(c, action, testVersion, query, body)
 }
 
 func TestV3SignatureThroughDarabonba(t *testing.T) {
 	env := newTestEnv(t, nil)
 	c := openAPIClient(t, env, testKeyID, testSecret, "")
-	if _, err := callV3(c, "Put", map[string]any{"Key": "q k"}, map[string]any{"Value": "body value*~"}); err != nil {
+	if _, err := callV3(c, "Put", map[string]string{"Key": "q k"}, map[string]any{"Value": "body value*~"}); err != nil {
 		t.Fatal(err)
 	}
-	out, err := callV3(c, "Get", map[string]any{"Key": "q k"}, nil)
+	out, err := callV3(c, "Get", map[string]string{"Key": "q k"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +211,7 @@ func TestV3SignatureThroughDarabonba(t *testing.T) {
 	}
 
 	bad := openAPIClient(t, env, testKeyID, "wrong", "")
-	_, err = callV3(bad, "Get", map[string]any{"Key": "q k"}, nil)
+	_, err = callV3(bad, "Get", map[string]string{"Key": "q k"}, nil)
 	var ce *tea.SDKError
 	if !errors.As(err, &ce) || dara.StringValue(ce.Code) != "SignatureDoesNotMatch" || dara.IntValue(ce.StatusCode) != 400 {
 		t.Fatalf("want SignatureDoesNotMatch, got %T %v", err, err)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -184,17 +185,8 @@ func serverError(t *testing.T, err error) *sdkerrors.ServerError {
 	return se
 }
 
-func wantServerError(t *testing.T, err error, code string, status int) *sdkerrors.ServerError {
-	t.Helper()
-	se := serverError(t, err)
-	if se.ErrorCode() != code || se.HttpStatus() != status {
-		t.Fatalf("want %s/%d, got %s/%d: %s", code, status, se.ErrorCode(), se.HttpStatus(), se.Message())
-	}
-	if se.RequestId() == "" {
-		t.Fatal("error response without RequestId")
-	}
-	return se
-}
+// wantServerError is the assertion every product test uses.
+var wantServerError = emulatortest.WantServerError
 
 // signV1 builds a signed V1 query by hand, so tests can send timestamps and
 // nonces the SDK would never produce.

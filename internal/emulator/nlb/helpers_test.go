@@ -1,11 +1,9 @@
 package nlb_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
-	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 
@@ -14,36 +12,12 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// wantErr asserts an SDK ServerError with code and HTTP status.
-func wantErr(t *testing.T, err error, code string, status int) {
-	t.Helper()
-	var se *sdkerrors.ServerError
-	if !errors.As(err, &se) {
-		t.Fatalf("want ServerError %s/%d, got %v", code, status, err)
-	}
-	if se.ErrorCode() != code || se.HttpStatus() != status {
-		t.Fatalf("got %s/%d (%s), want %s/%d", se.ErrorCode(), se.HttpStatus(), se.Message(), code, status)
-	}
-}
-
-func noErr(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// eventually polls cond until it holds or a generous deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// Assertions shared by all product tests live in emulatortest.
+var (
+	wantErr    = emulatortest.WantServerError
+	noErr      = emulatortest.NoError
+	eventually = emulatortest.Eventually
+)
 
 // setDelays sets the NLB provisioning and job delays.
 func setDelays(t *testing.T, env *emulatortest.Env, provisioning, job time.Duration) {

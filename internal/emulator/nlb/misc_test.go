@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
-	util "github.com/alibabacloud-go/tea-utils/v2/service"
 	"github.com/alibabacloud-go/tea/tea"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 )
@@ -125,14 +123,8 @@ func TestDescribeZonesAndRegions(t *testing.T) {
 // existing CCM does.
 func TestSignatureV3(t *testing.T) {
 	f := newFixture(t)
-	c := f.env.OpenAPI(t)
 	call := func(action string, body map[string]any) (map[string]any, error) {
-		params := &openapi.Params{
-			Action: tea.String(action), Version: tea.String("2022-04-30"), Protocol: tea.String("HTTP"),
-			Pathname: tea.String("/"), Method: tea.String("POST"), AuthType: tea.String("AK"), Style: tea.String("RPC"),
-			ReqBodyType: tea.String("formData"), BodyType: tea.String("json"),
-		}
-		return c.CallApi(params, &openapi.OpenApiRequest{Body: body}, &util.RuntimeOptions{})
+		return f.env.CallV3(t, action, "2022-04-30", nil, body)
 	}
 	out, err := call("CreateLoadBalancer", map[string]any{
 		"AddressType": "Intranet", "VpcId": "vpc-a", "LoadBalancerName": "v3",

@@ -7,12 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"math/big"
 	"testing"
 	"time"
 
-	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
@@ -60,24 +58,11 @@ func newEnv(t testing.TB) (*emulatortest.Env, *slb.Client) {
 	return env, env.SLB(t)
 }
 
-// wantErr asserts an SDK server error with a code and HTTP status.
-func wantErr(t *testing.T, err error, code string, status int) {
-	t.Helper()
-	var se *sdkerrors.ServerError
-	if !errors.As(err, &se) {
-		t.Fatalf("want server error %s, got %v", code, err)
-	}
-	if se.ErrorCode() != code || se.HttpStatus() != status {
-		t.Fatalf("want %s/%d, got %s/%d: %s", code, status, se.ErrorCode(), se.HttpStatus(), se.Message())
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+// Assertions shared by all product tests live in emulatortest.
+var (
+	wantErr = emulatortest.WantServerError
+	must    = emulatortest.NoError
+)
 
 func createLB(t *testing.T, c *slb.Client, mutate func(r *slb.CreateLoadBalancerRequest)) *slb.CreateLoadBalancerResponse {
 	t.Helper()

@@ -4,11 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
-	"github.com/alibabacloud-go/tea/dara"
 	"github.com/alibabacloud-go/tea/tea"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 )
 
 // TestSignatureV3 calls SLB through the darabonba generic client, which
@@ -16,22 +12,8 @@ import (
 func TestSignatureV3(t *testing.T) {
 	env, c := newEnv(t)
 	lb := createLB(t, c, nil)
-	oc, err := openapi.NewClient(&openapi.Config{
-		AccessKeyId:     dara.String(emulatortest.AccessKeyID),
-		AccessKeySecret: dara.String(emulatortest.AccessKeySecret),
-		Endpoint:        dara.String(env.Endpoint),
-		Protocol:        dara.String("HTTP"),
-		RegionId:        dara.String(env.Region),
-	})
-	must(t, err)
-	params := &openapi.Params{
-		Action: dara.String("DescribeLoadBalancerAttribute"), Version: dara.String("2014-05-15"),
-		Pathname: dara.String("/"), Method: dara.String("POST"), AuthType: dara.String("AK"),
-		Style: dara.String("RPC"), ReqBodyType: dara.String("formData"), BodyType: dara.String("json"),
-	}
 	call := func(id string) (map[string]any, error) {
-		req := &openapi.OpenApiRequest{Query: map[string]*string{"RegionId": dara.String(env.Region), "LoadBalancerId": dara.String(id)}}
-		return oc.CallApi(params, req, &dara.RuntimeOptions{})
+		return env.CallV3(t, "DescribeLoadBalancerAttribute", "2014-05-15", map[string]string{"RegionId": env.Region, "LoadBalancerId": id}, nil)
 	}
 	res, err := call(lb.LoadBalancerId)
 	must(t, err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 
@@ -16,24 +15,11 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// wantErr asserts an SDK ServerError with code and HTTP status.
-func wantErr(t *testing.T, err error, code string, status int) {
-	t.Helper()
-	var se *sdkerrors.ServerError
-	if !errors.As(err, &se) {
-		t.Fatalf("want ServerError %s/%d, got %v", code, status, err)
-	}
-	if se.ErrorCode() != code || se.HttpStatus() != status {
-		t.Fatalf("got %s/%d (%s), want %s/%d", se.ErrorCode(), se.HttpStatus(), se.Message(), code, status)
-	}
-}
-
-func noErr(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+// Assertions shared by all product tests live in emulatortest.
+var (
+	wantErr = emulatortest.WantServerError
+	noErr   = emulatortest.NoError
+)
 
 // network seeds two VPCs, each with a vSwitch and an instance.
 func network(t *testing.T, env *emulatortest.Env) {
