@@ -32,6 +32,16 @@ func (s *Service) regionSG(req *api.Request, id string) (*SecurityGroup, error) 
 	return g, nil
 }
 
+// requestSG returns the group named by the SecurityGroupId parameter, which
+// every per-group action requires.
+func (s *Service) requestSG(req *api.Request) (*SecurityGroup, error) {
+	id, err := req.Params.Required("SecurityGroupId")
+	if err != nil {
+		return nil, err
+	}
+	return s.regionSG(req, id)
+}
+
 func (s *Service) sortedSGs() []*SecurityGroup {
 	out := make([]*SecurityGroup, 0, len(s.state.SecurityGroups))
 	for _, g := range s.state.SecurityGroups {
@@ -167,11 +177,7 @@ func (s *Service) ruleView(r *Rule) map[string]any {
 
 func (s *Service) describeSecurityGroupAttribute(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.regionSG(req, id)
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
@@ -330,11 +336,7 @@ func (s *Service) ruleSpecs(req *api.Request) ([]*Rule, error) {
 }
 
 func (s *Service) authorizeSecurityGroup(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.regionSG(req, id)
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
@@ -365,11 +367,7 @@ func (s *Service) authorizeSecurityGroup(req *api.Request) (map[string]any, erro
 }
 
 func (s *Service) revokeSecurityGroup(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.regionSG(req, id)
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
@@ -412,11 +410,7 @@ func (s *Service) revokeSecurityGroup(req *api.Request) (map[string]any, error) 
 
 func (s *Service) modifySecurityGroupRule(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.regionSG(req, id)
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
@@ -479,11 +473,7 @@ func (s *Service) modifySecurityGroupRule(req *api.Request) (map[string]any, err
 
 func (s *Service) modifySecurityGroupAttribute(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.regionSG(req, id)
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
@@ -500,14 +490,11 @@ func (s *Service) modifySecurityGroupAttribute(req *api.Request) (map[string]any
 }
 
 func (s *Service) deleteSecurityGroup(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("SecurityGroupId")
+	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.regionSG(req, id)
-	if err != nil {
-		return nil, err
-	}
+	id := g.ID
 	for _, e := range s.state.ENIs {
 		if slices.Contains(e.SecurityGroupIDs, id) {
 			return nil, api.Errorf(http.StatusForbidden, "DependencyViolation", "There is still instance(s) or network interface(s) in the specified security group %s.", id)

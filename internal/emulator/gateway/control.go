@@ -35,6 +35,38 @@ func ParseSeed(data []byte) (*api.Seed, error) {
 	return &s, nil
 }
 
+// ruleRoutes serves one kind of injected rule (faults, throttles) at path:
+// GET lists, POST adds, DELETE clears, DELETE path/{id} removes one.
+func ruleRoutes[R any](mux *http.ServeMux, path, listKey, kind string,
+	list func() []R, add func(R) (R, error), clearAll func(), remove func(string) bool) {
+	mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+		ctlJSON(w, http.StatusOK, map[string]any{listKey: list()})
+	})
+	mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+		var rule R
+		if !ctlDecode(w, r, &rule) {
+			return
+		}
+		added, err := add(rule)
+		if err != nil {
+			ctlError(w, http.StatusBadRequest, err)
+			return
+		}
+		ctlJSON(w, http.StatusCreated, added)
+	})
+	mux.HandleFunc("DELETE "+path, func(w http.ResponseWriter, r *http.Request) {
+		clearAll()
+		ctlJSON(w, http.StatusOK, map[string]any{"status": "cleared"})
+	})
+	mux.HandleFunc("DELETE "+path+"/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if !remove(r.PathValue("id")) {
+			ctlError(w, http.StatusNotFound, fmt.Errorf("no %s rule %q", kind, r.PathValue("id")))
+			return
+		}
+		ctlJSON(w, http.StatusOK, map[string]any{"status": "deleted"})
+	})
+}
+
 func (g *Gateway) controlMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	p := "/_emulator"
@@ -56,58 +88,8 @@ func (g *Gateway) controlMux() *http.ServeMux {
 		g.ResetCounters()
 		ctlJSON(w, http.StatusOK, map[string]any{"status": "cleared"})
 	})
-	mux.HandleFunc("GET "+p+"/faults", func(w http.ResponseWriter, r *http.Request) {
-		ctlJSON(w, http.StatusOK, map[string]any{"faults": g.Faults()})
-	})
-	mux.HandleFunc("POST "+p+"/faults", func(w http.ResponseWriter, r *http.Request) {
-		var rule FaultRule
-		if !ctlDecode(w, r, &rule) {
-			return
-		}
-		added, err := g.AddFault(rule)
-		if err != nil {
-			ctlError(w, http.StatusBadRequest, err)
-			return
-		}
-		ctlJSON(w, http.StatusCreated, added)
-	})
-	mux.HandleFunc("DELETE "+p+"/faults", func(w http.ResponseWriter, r *http.Request) {
-		g.ClearFaults()
-		ctlJSON(w, http.StatusOK, map[string]any{"status": "cleared"})
-	})
-	mux.HandleFunc("DELETE "+p+"/faults/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if !g.RemoveFault(r.PathValue("id")) {
-			ctlError(w, http.StatusNotFound, fmt.Errorf("no fault rule %q", r.PathValue("id")))
-			return
-		}
-		ctlJSON(w, http.StatusOK, map[string]any{"status": "deleted"})
-	})
-	mux.HandleFunc("GET "+p+"/throttles", func(w http.ResponseWriter, r *http.Request) {
-		ctlJSON(w, http.StatusOK, map[string]any{"throttles": g.Throttles()})
-	})
-	mux.HandleFunc("POST "+p+"/throttles", func(w http.ResponseWriter, r *http.Request) {
-		var rule ThrottleRule
-		if !ctlDecode(w, r, &rule) {
-			return
-		}
-		added, err := g.AddThrottle(rule)
-		if err != nil {
-			ctlError(w, http.StatusBadRequest, err)
-			return
-		}
-		ctlJSON(w, http.StatusCreated, added)
-	})
-	mux.HandleFunc("DELETE "+p+"/throttles", func(w http.ResponseWriter, r *http.Request) {
-		g.ClearThrottles()
-		ctlJSON(w, http.StatusOK, map[string]any{"status": "cleared"})
-	})
-	mux.HandleFunc("DELETE "+p+"/throttles/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if !g.RemoveThrottle(r.PathValue("id")) {
-			ctlError(w, http.StatusNotFound, fmt.Errorf("no throttle rule %q", r.PathValue("id")))
-			return
-		}
-		ctlJSON(w, http.StatusOK, map[string]any{"status": "deleted"})
-	})
+	ruleRoutes(mux, p+"/faults", "faults", "fault", g.Faults, g.AddFault, g.ClearFaults, g.RemoveFault)
+	ruleRoutes(mux, p+"/throttles", "throttles", "throttle", g.Throttles, g.AddThrottle, g.ClearThrottles, g.RemoveThrottle)
 	mux.HandleFunc("GET "+p+"/settings", func(w http.ResponseWriter, r *http.Request) {
 		ctlJSON(w, http.StatusOK, g.Settings())
 	})

@@ -448,31 +448,27 @@ func (s *Service) deleteListener(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) startListener(req *api.Request) (map[string]any, error) {
-	l, lb, err := s.listenerForUpdate(req)
-	if err != nil {
-		return nil, err
-	}
-	if l.status(req.Now) != LsnStopped {
-		return nil, errIncorrectStatus("listener", l.ID)
-	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnStarting, LsnRunning).ID}, nil
+	return s.switchListener(req, LsnStopped, LsnStarting, LsnRunning)
 }
 
 func (s *Service) stopListener(req *api.Request) (map[string]any, error) {
+	return s.switchListener(req, LsnRunning, LsnStopping, LsnStopped)
+}
+
+// switchListener moves a listener that is in status from through via to
+// to, as a job; NLB refuses a start or stop from any other status.
+func (s *Service) switchListener(req *api.Request, from, via, to string) (map[string]any, error) {
 	l, lb, err := s.listenerForUpdate(req)
 	if err != nil {
 		return nil, err
 	}
-	if l.status(req.Now) != LsnRunning {
+	if l.status(req.Now) != from {
 		return nil, errIncorrectStatus("listener", l.ID)
 	}
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnStopping, LsnStopped).ID}, nil
+	return map[string]any{"JobId": s.transition(req, l, lb, via, to).ID}, nil
 }
 
 func (s *Service) listListenerCertificates(req *api.Request) (map[string]any, error) {

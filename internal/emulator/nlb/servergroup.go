@@ -586,20 +586,31 @@ func matchExisting(g *ServerGroup, specs []serverSpec) ([]int, error) {
 	return idx, nil
 }
 
-func (s *Service) removeServers(req *api.Request) (map[string]any, error) {
+// existingServers resolves the servers of a remove or update call: the
+// group, the parsed specs and the index of each in the group, after the
+// DryRun check, so the caller only changes state.
+func (s *Service) existingServers(req *api.Request) (*ServerGroup, []serverSpec, []int, error) {
 	g, err := s.sgForUpdate(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	specs, err := s.parseServers(req, g)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	idx, err := matchExisting(g, specs)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := dryRun(req); err != nil {
+		return nil, nil, nil, err
+	}
+	return g, specs, idx, nil
+}
+
+func (s *Service) removeServers(req *api.Request) (map[string]any, error) {
+	g, _, idx, err := s.existingServers(req)
+	if err != nil {
 		return nil, err
 	}
 	drop := map[int]bool{}
@@ -617,19 +628,8 @@ func (s *Service) removeServers(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) updateServers(req *api.Request) (map[string]any, error) {
-	g, err := s.sgForUpdate(req)
+	g, specs, idx, err := s.existingServers(req)
 	if err != nil {
-		return nil, err
-	}
-	specs, err := s.parseServers(req, g)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := matchExisting(g, specs)
-	if err != nil {
-		return nil, err
-	}
-	if err := dryRun(req); err != nil {
 		return nil, err
 	}
 	j := s.lockSG(req, g)

@@ -574,22 +574,16 @@ func (s *Service) findListener(req *api.Request) (*LoadBalancer, *Listener, erro
 }
 
 func (s *Service) startListener(req *api.Request) (map[string]any, error) {
-	_, l, err := s.findListener(req)
-	if err != nil {
-		return nil, err
-	}
-	if req.Now.Before(l.BusyUntil) {
-		return nil, errListenerBusy()
-	}
-	if l.Status == "running" {
-		return map[string]any{}, nil
-	}
-	l.Status = "running"
-	s.touchListener(req, l, "starting")
-	return map[string]any{}, nil
+	return s.switchListener(req, "running", "starting")
 }
 
 func (s *Service) stopListener(req *api.Request) (map[string]any, error) {
+	return s.switchListener(req, "stopped", "stopping")
+}
+
+// switchListener moves a listener to status through transition; a listener
+// already there is left alone, as the API answers success without a change.
+func (s *Service) switchListener(req *api.Request, status, transition string) (map[string]any, error) {
 	_, l, err := s.findListener(req)
 	if err != nil {
 		return nil, err
@@ -597,11 +591,11 @@ func (s *Service) stopListener(req *api.Request) (map[string]any, error) {
 	if req.Now.Before(l.BusyUntil) {
 		return nil, errListenerBusy()
 	}
-	if l.Status == "stopped" {
+	if l.Status == status {
 		return map[string]any{}, nil
 	}
-	l.Status = "stopped"
-	s.touchListener(req, l, "stopping")
+	l.Status = status
+	s.touchListener(req, l, transition)
 	return map[string]any{}, nil
 }
 

@@ -622,15 +622,25 @@ func (s *Service) setLoadBalancerName(req *api.Request) (map[string]any, error) 
 	return map[string]any{}, nil
 }
 
-func (s *Service) setLoadBalancerStatus(req *api.Request) (map[string]any, error) {
+// lbSetting returns the load balancer of a Set* call and the value of its
+// required enumerated parameter key, checked in the order the API checks.
+func (s *Service) lbSetting(req *api.Request, key string, allowed ...string) (*LoadBalancer, string, error) {
 	lb, err := s.lb(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if _, err := req.Params.Required("LoadBalancerStatus"); err != nil {
-		return nil, err
+	if _, err := req.Params.Required(key); err != nil {
+		return nil, "", err
 	}
-	st, err := req.Params.Enum("LoadBalancerStatus", "", "active", "inactive")
+	v, err := req.Params.Enum(key, "", allowed...)
+	if err != nil {
+		return nil, "", err
+	}
+	return lb, v, nil
+}
+
+func (s *Service) setLoadBalancerStatus(req *api.Request) (map[string]any, error) {
+	lb, st, err := s.lbSetting(req, "LoadBalancerStatus", "active", "inactive")
 	if err != nil {
 		return nil, err
 	}
@@ -639,14 +649,7 @@ func (s *Service) setLoadBalancerStatus(req *api.Request) (map[string]any, error
 }
 
 func (s *Service) setLoadBalancerDeleteProtection(req *api.Request) (map[string]any, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := req.Params.Required("DeleteProtection"); err != nil {
-		return nil, err
-	}
-	v, err := onOff(req.Params, "DeleteProtection", "")
+	lb, v, err := s.lbSetting(req, "DeleteProtection", "on", "off")
 	if err != nil {
 		return nil, err
 	}
@@ -655,14 +658,7 @@ func (s *Service) setLoadBalancerDeleteProtection(req *api.Request) (map[string]
 }
 
 func (s *Service) setLoadBalancerModificationProtection(req *api.Request) (map[string]any, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := req.Params.Required("ModificationProtectionStatus"); err != nil {
-		return nil, err
-	}
-	v, err := req.Params.Enum("ModificationProtectionStatus", "", "NonProtection", "ConsoleProtection")
+	lb, v, err := s.lbSetting(req, "ModificationProtectionStatus", "NonProtection", "ConsoleProtection")
 	if err != nil {
 		return nil, err
 	}
