@@ -489,3 +489,38 @@ func slicesEqualSorted(a, b []int) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestComponentFailsToStart: a component that cannot start (here the
+// emulator, on a corrupt state file) makes `up` exit non-zero with a
+// message naming it and the tail of its log, leaving nothing running.
+func TestComponentFailsToStart(t *testing.T) {
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "cloud.db"), []byte("not a bbolt file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sandboxBin, "up", "--exit-after-ready", "--dir", bad)
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
+	if err == nil || cmd.ProcessState.ExitCode() == 0 {
+		t.Fatalf("up succeeded on a corrupt state file:\n%s", out)
+	}
+	for _, want := range []string{"sandbox: alicloud-emulator exited at start", "alicloud-emulator.log", "invalid database"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{sandbox.ReadyFile, sandbox.PIDsFile, sandbox.LockFile} {
+		if _, err := os.Stat(filepath.Join(bad, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (stat: %v)", f, err)
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), bad) {
+			t.Errorf("process %s still runs with the sandbox directory: %q", p, strings.ReplaceAll(string(data), "\x00", " "))
+		}
+	}
+}
