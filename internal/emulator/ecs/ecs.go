@@ -218,11 +218,7 @@ func (s *Service) Product() api.Product {
 		"UntagResources":                  s.untagResources,
 		"ListTagResources":                s.listTagResources,
 	}
-	actions := make(map[string]api.Action, len(handlers))
-	for name, h := range handlers {
-		actions[name] = api.Action{Handler: h, ReadOnly: api.IsReadOnlyAction(name)}
-	}
-	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: actions}
+	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil)}
 }
 
 // Identity returns what the metadata service serves for an instance (""

@@ -3,9 +3,9 @@ package ecs
 import (
 	"net/http"
 	"slices"
-	"sort"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 func errENINotFound(id string) error {
@@ -20,12 +20,7 @@ func eniStatus(e *ENI) string {
 }
 
 func (s *Service) sortedENIs() []*ENI {
-	out := make([]*ENI, 0, len(s.state.ENIs))
-	for _, e := range s.state.ENIs {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.ENIs, func(e *ENI) int64 { return e.Seq })
 }
 
 func (s *Service) eniView(e *ENI) map[string]any {

@@ -62,12 +62,7 @@ func (s *Service) instanceENIs(i *Instance) []*ENI {
 }
 
 func (s *Service) sortedInstances() []*Instance {
-	out := make([]*Instance, 0, len(s.state.Instances))
-	for _, i := range s.state.Instances {
-		out = append(out, i)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.Instances, func(i *Instance) int64 { return i.Seq })
 }
 
 func (s *Service) regionInstance(req *api.Request, id string) (*Instance, error) {

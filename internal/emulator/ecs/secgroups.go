@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,12 +42,7 @@ func (s *Service) requestSG(req *api.Request) (*SecurityGroup, error) {
 }
 
 func (s *Service) sortedSGs() []*SecurityGroup {
-	out := make([]*SecurityGroup, 0, len(s.state.SecurityGroups))
-	for _, g := range s.state.SecurityGroups {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.SecurityGroups, func(g *SecurityGroup) int64 { return g.Seq })
 }
 
 // addSG creates a security group in a VPC (classic groups are not emulated).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -123,12 +122,7 @@ func (s *Service) transition(req *api.Request, l *Listener, lb *LoadBalancer, tr
 }
 
 func (s *Service) sortedListeners() []*Listener {
-	out := make([]*Listener, 0, len(s.state.Listeners))
-	for _, l := range s.state.Listeners {
-		out = append(out, l)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.Listeners, func(l *Listener) int64 { return l.Seq })
 }
 
 // checkServerGroupFor verifies that group id can serve listener l of lb.

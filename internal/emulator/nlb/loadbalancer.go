@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -415,12 +414,7 @@ func (s *Service) getLoadBalancerAttribute(req *api.Request) (map[string]any, er
 }
 
 func (s *Service) sortedLBs() []*LoadBalancer {
-	out := make([]*LoadBalancer, 0, len(s.state.LoadBalancers))
-	for _, lb := range s.state.LoadBalancers {
-		out = append(out, lb)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.LoadBalancers, func(lb *LoadBalancer) int64 { return lb.Seq })
 }
 
 // lbHasAddress reports whether an LB answers on addr (any of its IPs).

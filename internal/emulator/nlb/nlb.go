@@ -117,15 +117,7 @@ func (s *Service) Product() api.Product {
 		"GetJobStatus":                                   s.getJobStatus,
 		"ListAsynJobs":                                   s.listAsynJobs,
 	}
-	actions := make(map[string]api.Action, len(handlers))
-	for name, h := range handlers {
-		ro := api.IsReadOnlyAction(name)
-		if !ro {
-			h = s.mutating(h)
-		}
-		actions[name] = api.Action{Handler: h, ReadOnly: ro}
-	}
-	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: actions}
+	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: api.Actions(handlers, s.mutating)}
 }
 
 // tokenTTL is how long a ClientToken answer is replayed; the cloud keeps

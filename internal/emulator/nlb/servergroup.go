@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -141,12 +140,7 @@ func (s *Service) lockSG(req *api.Request, g *ServerGroup) *Job {
 }
 
 func (s *Service) sortedServerGroups() []*ServerGroup {
-	out := make([]*ServerGroup, 0, len(s.state.ServerGroups))
-	for _, g := range s.state.ServerGroups {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
-	return out
+	return store.ByCreation(s.state.ServerGroups, func(g *ServerGroup) int64 { return g.Seq })
 }
 
 var httpCodes = []string{"http_2xx", "http_3xx", "http_4xx", "http_5xx"}

@@ -2,18 +2,13 @@ package vpc
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 func (s *Service) sortedEIPs() []*EIP {
-	out := make([]*EIP, 0, len(s.state.EIPs))
-	for _, e := range s.state.EIPs {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return store.ByCreation(s.state.EIPs, func(e *EIP) int64 { return e.Seq })
 }
 
 func (s *Service) describeEipAddresses(req *api.Request) (map[string]any, error) {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -196,21 +195,11 @@ func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) sortedVPCs() []*VPC {
-	out := make([]*VPC, 0, len(s.state.VPCs))
-	for _, v := range s.state.VPCs {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return store.ByCreation(s.state.VPCs, func(v *VPC) int64 { return v.Seq })
 }
 
 func (s *Service) sortedVSwitches() []*VSwitch {
-	out := make([]*VSwitch, 0, len(s.state.VSwitches))
-	for _, v := range s.state.VSwitches {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return store.ByCreation(s.state.VSwitches, func(v *VSwitch) int64 { return v.Seq })
 }
 
 func (s *Service) vswitchIDsOf(vpcID string) []string {

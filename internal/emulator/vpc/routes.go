@@ -3,7 +3,6 @@ package vpc
 import (
 	"net/http"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -36,21 +35,11 @@ func asAPIError(err error) *api.Error {
 }
 
 func (s *Service) sortedTables() []*RouteTable {
-	out := make([]*RouteTable, 0, len(s.state.RouteTables))
-	for _, t := range s.state.RouteTables {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return store.ByCreation(s.state.RouteTables, func(t *RouteTable) int64 { return t.Seq })
 }
 
 func (s *Service) sortedEntries() []*RouteEntry {
-	out := make([]*RouteEntry, 0, len(s.state.RouteEntries))
-	for _, e := range s.state.RouteEntries {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out
+	return store.ByCreation(s.state.RouteEntries, func(e *RouteEntry) int64 { return e.Seq })
 }
 
 func (s *Service) regionTable(req *api.Request, id string) (*RouteTable, *api.Error) {

@@ -165,11 +165,7 @@ func (s *Service) Product() api.Product {
 		"DeleteRouteEntries":        s.deleteRouteEntries,
 		"DescribeEipAddresses":      s.describeEipAddresses,
 	}
-	actions := make(map[string]api.Action, len(handlers))
-	for name, h := range handlers {
-		actions[name] = api.Action{Handler: h, ReadOnly: api.IsReadOnlyAction(name)}
-	}
-	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: actions}
+	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil)}
 }
 
 // vpcTime is the timestamp format of VPC responses.
