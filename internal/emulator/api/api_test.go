@@ -60,6 +60,12 @@ func TestTags(t *testing.T) {
 	if got := api.TagsFromMap(map[string]string{"z": "1", "a": "2"}); !reflect.DeepEqual(got, []api.Tag{{Key: "a", Value: "2"}, {Key: "z", Value: "1"}}) {
 		t.Errorf("TagsFromMap = %v", got)
 	}
+	if got := api.RemoveTags(have, []string{"a", "x"}, false); !reflect.DeepEqual(got, []api.Tag{{Key: "b", Value: "2"}}) {
+		t.Errorf("RemoveTags = %v", got)
+	}
+	if got := api.RemoveTags(have, nil, true); got == nil || len(got) != 0 {
+		t.Errorf("RemoveTags(all) = %#v, want empty non-nil", got)
+	}
 	if got := api.TagMaps(nil, "Key", "Value"); got == nil || len(got) != 0 {
 		t.Errorf("TagMaps(nil) = %#v, want empty non-nil", got)
 	}

@@ -59,3 +59,19 @@ func TagMaps(tags []Tag, keyField, valueField string) []map[string]any {
 	}
 	return out
 }
+
+// RemoveTags returns tags without the given keys, or without any tag when
+// all is set (UntagResources' All). The result is never nil and never shares
+// memory with tags.
+func RemoveTags(tags []Tag, keys []string, all bool) []Tag {
+	out := []Tag{}
+	if all {
+		return out
+	}
+	for _, t := range tags {
+		if !slices.Contains(keys, t.Key) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

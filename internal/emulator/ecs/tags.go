@@ -112,13 +112,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 		return nil, err
 	}
 	for _, t := range list {
-		kept := []api.Tag{}
-		for _, tag := range *t {
-			if !all && !slices.Contains(keys, tag.Key) {
-				kept = append(kept, tag)
-			}
-		}
-		*t = kept
+		*t = api.RemoveTags(*t, keys, all)
 	}
 	return map[string]any{}, nil
 }

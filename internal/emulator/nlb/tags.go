@@ -149,15 +149,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 		return nil, err
 	}
 	for _, l := range lists {
-		var keep []api.Tag
-		if !all {
-			for _, t := range *l {
-				if !slices.Contains(keys, t.Key) {
-					keep = append(keep, t)
-				}
-			}
-		}
-		*l = keep
+		*l = api.RemoveTags(*l, keys, all)
 	}
 	return map[string]any{}, nil
 }

@@ -44,19 +44,6 @@ func (s *Service) validateNewTags(tags, existing []api.Tag) ([]api.Tag, error) {
 	return out, nil
 }
 
-func removeTagKeys(tags []api.Tag, keys map[string]bool, all bool) []api.Tag {
-	if all {
-		return []api.Tag{}
-	}
-	out := []api.Tag{}
-	for _, t := range tags {
-		if !keys[t.Key] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 var tagResourceTypes = []string{"instance", "certificate", "acl", "listener", "vservergroup", "masterslaveservergroup"}
 
 // tagTarget returns the tag list of one resource.
@@ -223,7 +210,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 		targets = append(targets, t)
 	}
 	for _, t := range targets {
-		*t = removeTagKeys(*t, keys, all)
+		*t = api.RemoveTags(*t, req.Params.List("TagKey"), all)
 	}
 	return map[string]any{}, nil
 }
