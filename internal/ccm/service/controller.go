@@ -231,7 +231,10 @@ func (c *Controller) interesting(svc *corev1.Service) bool {
 	return p != nil
 }
 
-func (c *Controller) enqueueService(obj any) {
+func (c *Controller) enqueueService(obj any) { c.enqueueFor(obj, "service") }
+
+// enqueueFor queues the Service; why is logged to explain each sync.
+func (c *Controller) enqueueFor(obj any, why string) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -244,6 +247,7 @@ func (c *Controller) enqueueService(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
+	klog.V(4).InfoS("Queueing Service", "service", key, "why", why)
 	c.queue.Add(key)
 }
 
@@ -264,7 +268,7 @@ func (c *Controller) serviceUpdated(oldObj, newObj any) {
 		o.Labels[naming.LabelHash] != n.Labels[naming.LabelHash] && n.Labels[naming.LabelHash] != naming.Hash(n) ||
 		o.Labels[naming.LabelLoadBalancerID] != n.Labels[naming.LabelLoadBalancerID] && n.Labels[naming.LabelLoadBalancerID] == ""
 	if relevant && (c.interesting(o) || c.interesting(n)) {
-		c.enqueueService(n)
+		c.enqueueFor(n, "service update")
 	}
 }
 
@@ -280,9 +284,10 @@ func foreignLabels(svc *corev1.Service) map[string]string {
 	return out
 }
 
-// nodeChanged enqueues only the Services whose backends the change can
-// move: ecs-backed Services whose node set changes, and Local ones only
-// when the Node runs their endpoints.
+// nodeChanged enqueues only the Services whose backends the change moves:
+// an ecs-backed Service when the Node's eligibility for it flips (or the
+// Node comes or goes while eligible); a Local one only when the Node runs
+// its endpoints. Label churn and heartbeats that change nothing are ignored.
 func (c *Controller) nodeChanged(oldObj, newObj any) {
 	o := asNode(oldObj)
 	n := asNode(newObj)
@@ -308,10 +313,15 @@ func (c *Controller) nodeChanged(oldObj, newObj any) {
 		if err != nil || s.Backend.Type == annotations.BackendENI {
 			continue
 		}
+		was := o != nil && nodeExclusion(o, s) == ""
+		is := n != nil && nodeExclusion(n, s) == ""
+		if was == is && (o == nil || n == nil || o.Spec.ProviderID == n.Spec.ProviderID) {
+			continue
+		}
 		if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && !c.hasEndpointsOn(svc, name) {
 			continue
 		}
-		c.enqueueService(svc)
+		c.enqueueFor(svc, "node "+name)
 	}
 }
 
@@ -390,7 +400,7 @@ func (c *Controller) sliceChanged(oldObj, newObj any) {
 			return
 		}
 	}
-	c.enqueueService(svc)
+	c.enqueueFor(svc, "endpoints")
 }
 
 func (c *Controller) defaultsFor(p Provider) annotations.Defaults {

@@ -168,7 +168,7 @@ func startCCM() error {
 		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
 		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
-		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=3"},
+		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=4"},
 		LogPath:     filepath.Join(logDir, fmt.Sprintf("cloud-controller-manager-%d.log", ccmSeq.Add(1))),
 	})
 	return err
