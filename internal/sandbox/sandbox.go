@@ -97,7 +97,13 @@ func Up(ctx context.Context, o Options) (err error) {
 	}
 	defer os.Remove(filepath.Join(s.dir, LockFile))
 	_ = os.Remove(filepath.Join(s.dir, ReadyFile))
-	defer s.stop()
+	defer func() {
+		if s.emulator == nil && s.cluster == nil {
+			return
+		}
+		s.stop()
+		fmt.Fprintln(s.o.Out, "Stopped every process the sandbox started.")
+	}()
 	if s.root, err = localcluster.RepoRoot(); err != nil {
 		return fmt.Errorf("sandbox must run inside the repository: %w", err)
 	}
