@@ -4,87 +4,36 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
 // component is a sandbox process (the emulator or the CCM) with its log in
-// DIR/logs. Control-plane processes belong to localcluster.
+// DIR/logs, run by localcluster's process runner like the control plane:
+// its own process group (a terminal's Ctrl-C reaches only the sandbox,
+// which then stops everything in order), SIGKILL if the sandbox dies, and a
+// log that names the command line but never the environment, where secrets
+// travel.
 type component struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	logFile *os.File
-	done    chan struct{}
-	mu      sync.Mutex
-	err     error
+	*localcluster.Process
 }
 
 // startComponent runs bin with args and extra environment, output appended
-// to logDir/name.log. The log's header names the command line but never the
-// environment, which is where secrets travel. The child gets its own process
-// group (a terminal's Ctrl-C reaches only the sandbox, which then stops
-// everything in order) and SIGKILL if the sandbox dies.
+// to logDir/name.log.
 func startComponent(name, bin string, args []string, logDir string, env []string) (*component, error) {
-	logPath := filepath.Join(logDir, name+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := localcluster.StartProcess(name, bin, args, logDir, env)
 	if err != nil {
-		return nil, fmt.Errorf("open log of %s: %w", name, err)
+		return nil, err
 	}
-	fmt.Fprintf(f, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	c := &component{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		c.mu.Lock()
-		c.err = err
-		c.mu.Unlock()
-		close(c.done)
-	}()
-	return c, nil
-}
-
-// exited reports whether the process has ended, and how.
-func (c *component) exited() (bool, error) {
-	select {
-	case <-c.done:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return true, c.err
-	default:
-		return false, nil
-	}
+	return &component{p}, nil
 }
 
 // failure describes an exited component with the tail of its log.
 func (c *component) failure(what string) error {
-	_, err := c.exited()
-	return fmt.Errorf("%s %s (%v); last lines of %s:\n%s", c.name, what, err, c.logPath, tailFile(c.logPath, 25))
-}
-
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (c *component) stop(grace time.Duration) {
-	if done, _ := c.exited(); !done {
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-c.done:
-		case <-time.After(grace):
-			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-			<-c.done
-		}
-	}
-	c.logFile.Close()
+	_, err := c.Exited()
+	return fmt.Errorf("%s %s (%v); last lines of %s:\n%s", c.Name(), what, err, c.LogPath(), tailFile(c.LogPath(), 25))
 }
 
 // waitFor polls check until it succeeds, the component exits, or timeout.
@@ -92,7 +41,7 @@ func (c *component) waitFor(ctx context.Context, timeout time.Duration, what str
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		if done, _ := c.exited(); done {
+		if done, _ := c.Exited(); done {
 			return c.failure("exited at start")
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -102,7 +51,7 @@ func (c *component) waitFor(ctx context.Context, timeout time.Duration, what str
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not %s after %s (last error: %v); last lines of %s:\n%s", c.name, what, timeout, last, c.logPath, tailFile(c.logPath, 25))
+			return fmt.Errorf("%s not %s after %s (last error: %v); last lines of %s:\n%s", c.Name(), what, timeout, last, c.LogPath(), tailFile(c.LogPath(), 25))
 		}
 		select {
 		case <-ctx.Done():

@@ -219,7 +219,7 @@ func (s *sandbox) alive() error {
 		if c == nil {
 			continue
 		}
-		if done, _ := c.exited(); done {
+		if done, _ := c.Exited(); done {
 			return c.failure("exited")
 		}
 	}
@@ -234,13 +234,13 @@ func (s *sandbox) alive() error {
 // stop stops everything in reverse start order.
 func (s *sandbox) stop() {
 	if s.ccm != nil {
-		s.ccm.stop(10 * time.Second)
+		s.ccm.Stop(10 * time.Second)
 	}
 	if s.cluster != nil {
 		s.cluster.Stop()
 	}
 	if s.emulator != nil {
-		s.emulator.stop(10 * time.Second)
+		s.emulator.Stop(10 * time.Second)
 	}
 	_ = os.Remove(filepath.Join(s.dir, PIDsFile))
 }
@@ -462,7 +462,7 @@ func (s *sandbox) writePIDs() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sandbox %d\n", os.Getpid())
 	for _, c := range []*component{s.emulator, s.ccm} {
-		fmt.Fprintf(&b, "%s %d\n", c.name, c.cmd.Process.Pid)
+		fmt.Fprintf(&b, "%s %d\n", c.Name(), c.PID())
 	}
 	for _, pid := range s.cluster.PIDs() {
 		fmt.Fprintf(&b, "control-plane %d\n", pid)
@@ -497,7 +497,7 @@ func (s *sandbox) waitReady(ctx context.Context, obs *observer) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %s; still waiting for:\n  %s\nlast lines of %s:\n%s",
-				s.o.ReadyTimeout, strings.Join(pending, "\n  "), s.ccm.logPath, tailFile(s.ccm.logPath, 25))
+				s.o.ReadyTimeout, strings.Join(pending, "\n  "), s.ccm.LogPath(), tailFile(s.ccm.LogPath(), 25))
 		}
 		select {
 		case <-ctx.Done():
