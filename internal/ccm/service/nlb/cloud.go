@@ -1,0 +1,741 @@
+package nlb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
+	"github.com/google/uuid"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+// apiVersion is the NLB OpenAPI version.
+const apiVersion = "2022-04-30"
+
+// pageSize is the page size of every list call (the API maximum).
+const pageSize = 100
+
+// api wraps the NLB (and the few ECS) calls the provider makes; every call
+// goes through cloud.Do (rate limit, retries, classification, metrics).
+type api struct {
+	c *cloud.Client
+}
+
+// zone is one zone mapping of a load balancer.
+type zone struct {
+	ZoneID, VSwitchID string
+}
+
+// lbInfo is a load balancer as the provider needs it, from either
+// GetLoadBalancerAttribute or ListLoadBalancers.
+type lbInfo struct {
+	ID, Name, Status, DNSName             string
+	AddressType, AddressIPVersion         string
+	Ipv6AddressType, VpcID, ResourceGroup string
+	BandwidthPackageID                    string
+	CrossZone                             bool
+	SecurityGroupIDs                      []string
+	DeletionProtection                    bool
+	ModificationProtection                string
+	Zones                                 []zone
+	Tags                                  map[string]string
+}
+
+func fromAttribute(r *nlb.GetLoadBalancerAttributeResponse) *lbInfo {
+	lb := &lbInfo{
+		ID: r.LoadBalancerId, Name: r.LoadBalancerName, Status: r.LoadBalancerStatus, DNSName: r.DNSName,
+		AddressType: r.AddressType, AddressIPVersion: r.AddressIpVersion, Ipv6AddressType: r.Ipv6AddressType,
+		VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId, BandwidthPackageID: r.BandwidthPackageId,
+		CrossZone: r.CrossZoneEnabled, SecurityGroupIDs: r.SecurityGroupIds,
+		DeletionProtection: r.DeletionProtectionConfig.Enabled, ModificationProtection: r.ModificationProtectionConfig.Status,
+		Tags: map[string]string{},
+	}
+	for _, z := range r.ZoneMappings {
+		lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
+	}
+	for _, t := range r.Tags {
+		k, v := t.TagKey, t.TagValue
+		if k == "" {
+			k, v = t.Key, t.Value
+		}
+		lb.Tags[k] = v
+	}
+	return lb
+}
+
+func fromInfo(r nlb.LoadbalancerInfo) *lbInfo {
+	lb := &lbInfo{
+		ID: r.LoadBalancerId, Name: r.LoadBalancerName, Status: r.LoadBalancerStatus, DNSName: r.DNSName,
+		AddressType: r.AddressType, AddressIPVersion: r.AddressIpVersion, Ipv6AddressType: r.Ipv6AddressType,
+		VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId, BandwidthPackageID: r.BandwidthPackageId,
+		CrossZone: r.CrossZoneEnabled, SecurityGroupIDs: r.SecurityGroupIds,
+		DeletionProtection: r.DeletionProtectionConfig.Enabled, ModificationProtection: r.ModificationProtectionConfig.Status,
+		Tags: map[string]string{},
+	}
+	for _, z := range r.ZoneMappings {
+		lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
+	}
+	for _, t := range r.Tags {
+		lb.Tags[t.Key] = t.Value
+	}
+	return lb
+}
+
+// getLB reads one load balancer; nil when it does not exist.
+func (a api) getLB(ctx context.Context, id string) (*lbInfo, error) {
+	r := nlb.CreateGetLoadBalancerAttributeRequest()
+	r.LoadBalancerId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "GetLoadBalancerAttribute", func(c *cloud.Clients) (*nlb.GetLoadBalancerAttributeResponse, error) {
+		return c.NLB.GetLoadBalancerAttribute(r)
+	})
+	if cloud.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fromAttribute(resp), nil
+}
+
+// findLB returns the first load balancer a filtered list returns (the
+// filters used identify at most one), nil when none.
+func (a api) findLB(ctx context.Context, set func(*nlb.ListLoadBalancersRequest)) (*lbInfo, error) {
+	r := nlb.CreateListLoadBalancersRequest()
+	r.MaxResults = requests.NewInteger(pageSize)
+	set(r)
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListLoadBalancers", func(c *cloud.Clients) (*nlb.ListLoadBalancersResponse, error) {
+		return c.NLB.ListLoadBalancers(r)
+	})
+	if err != nil || len(resp.LoadBalancers) == 0 {
+		return nil, err
+	}
+	return fromInfo(resp.LoadBalancers[0]), nil
+}
+
+func (a api) lbByTag(ctx context.Context, key, value string) (*lbInfo, error) {
+	return a.findLB(ctx, func(r *nlb.ListLoadBalancersRequest) {
+		r.Tag = &[]nlb.ListLoadBalancersTag{{Key: key, Value: value}}
+	})
+}
+
+func (a api) lbByName(ctx context.Context, name string) (*lbInfo, error) {
+	lb, err := a.findLB(ctx, func(r *nlb.ListLoadBalancersRequest) { r.LoadBalancerNames = &[]string{name} })
+	if lb != nil && lb.Name != name {
+		return nil, err
+	}
+	return lb, err
+}
+
+func (a api) createLB(ctx context.Context, r *nlb.CreateLoadBalancerRequest) (string, error) {
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateLoadBalancer", func(c *cloud.Clients) (*nlb.CreateLoadBalancerResponse, error) {
+		return c.NLB.CreateLoadBalancer(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.LoadbalancerId, nil
+}
+
+// updateLBAttribute changes the name and cross-zone setting ("" / nil = keep).
+func (a api) updateLBAttribute(ctx context.Context, id, name string, crossZone *bool) (string, error) {
+	r := nlb.CreateUpdateLoadBalancerAttributeRequest()
+	r.LoadBalancerId, r.LoadBalancerName = id, name
+	if crossZone != nil {
+		r.CrossZoneEnabled = requests.NewBoolean(*crossZone)
+	}
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerAttribute", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerAttributeResponse, error) {
+		return c.NLB.UpdateLoadBalancerAttribute(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) updateZones(ctx context.Context, id string, zones []nlb.UpdateLoadBalancerZonesZoneMappings) (string, error) {
+	r := nlb.CreateUpdateLoadBalancerZonesRequest()
+	r.LoadBalancerId, r.ZoneMappings = id, &zones
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerZones", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerZonesResponse, error) {
+		return c.NLB.UpdateLoadBalancerZones(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) updateAddressType(ctx context.Context, id, addressType string) (string, error) {
+	r := nlb.CreateUpdateLoadBalancerAddressTypeConfigRequest()
+	r.LoadBalancerId, r.AddressType = id, addressType
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerAddressTypeConfig", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerAddressTypeConfigResponse, error) {
+		return c.NLB.UpdateLoadBalancerAddressTypeConfig(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// securityGroups joins (join true) or leaves security groups.
+func (a api) securityGroups(ctx context.Context, id string, ids []string, join bool) (string, error) {
+	if join {
+		r := nlb.CreateLoadBalancerJoinSecurityGroupRequest()
+		r.LoadBalancerId, r.SecurityGroupIds = id, &ids
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "LoadBalancerJoinSecurityGroup", func(c *cloud.Clients) (*nlb.LoadBalancerJoinSecurityGroupResponse, error) {
+			return c.NLB.LoadBalancerJoinSecurityGroup(r)
+		})
+		if err != nil {
+			return "", err
+		}
+		return resp.JobId, nil
+	}
+	r := nlb.CreateLoadBalancerLeaveSecurityGroupRequest()
+	r.LoadBalancerId, r.SecurityGroupIds = id, &ids
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "LoadBalancerLeaveSecurityGroup", func(c *cloud.Clients) (*nlb.LoadBalancerLeaveSecurityGroupResponse, error) {
+		return c.NLB.LoadBalancerLeaveSecurityGroup(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// bandwidthPackage attaches (attach true) or detaches a common bandwidth package.
+func (a api) bandwidthPackage(ctx context.Context, id, pkg string, attach bool) (string, error) {
+	if attach {
+		r := nlb.CreateAttachCommonBandwidthPackageToLoadBalancerRequest()
+		r.LoadBalancerId, r.BandwidthPackageId = id, pkg
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "AttachCommonBandwidthPackageToLoadBalancer", func(c *cloud.Clients) (*nlb.AttachCommonBandwidthPackageToLoadBalancerResponse, error) {
+			return c.NLB.AttachCommonBandwidthPackageToLoadBalancer(r)
+		})
+		if err != nil {
+			return "", err
+		}
+		return resp.JobId, nil
+	}
+	r := nlb.CreateDetachCommonBandwidthPackageFromLoadBalancerRequest()
+	r.LoadBalancerId, r.BandwidthPackageId = id, pkg
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DetachCommonBandwidthPackageFromLoadBalancer", func(c *cloud.Clients) (*nlb.DetachCommonBandwidthPackageFromLoadBalancerResponse, error) {
+		return c.NLB.DetachCommonBandwidthPackageFromLoadBalancer(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// ipv6Internet makes a dual-stack load balancer's IPv6 address public or private.
+func (a api) ipv6Internet(ctx context.Context, id string, internet bool) error {
+	if internet {
+		r := nlb.CreateEnableLoadBalancerIpv6InternetRequest()
+		r.LoadBalancerId = id
+		_, err := cloud.Do(ctx, a.c, cloud.NLB, "EnableLoadBalancerIpv6Internet", func(c *cloud.Clients) (*nlb.EnableLoadBalancerIpv6InternetResponse, error) {
+			return c.NLB.EnableLoadBalancerIpv6Internet(r)
+		})
+		return err
+	}
+	r := nlb.CreateDisableLoadBalancerIpv6InternetRequest()
+	r.LoadBalancerId = id
+	_, err := cloud.Do(ctx, a.c, cloud.NLB, "DisableLoadBalancerIpv6Internet", func(c *cloud.Clients) (*nlb.DisableLoadBalancerIpv6InternetResponse, error) {
+		return c.NLB.DisableLoadBalancerIpv6Internet(r)
+	})
+	return err
+}
+
+// protection turns deletion protection off and modification protection to
+// NonProtection, or both on (synchronous).
+func (a api) protection(ctx context.Context, id string, on bool) error {
+	r := nlb.CreateUpdateLoadBalancerProtectionRequest()
+	r.LoadBalancerId = id
+	r.DeletionProtectionEnabled = requests.NewBoolean(on)
+	r.ModificationProtectionStatus = "NonProtection"
+	if on {
+		r.DeletionProtectionReason = protectionReason
+		r.ModificationProtectionStatus, r.ModificationProtectionReason = "ConsoleProtection", protectionReason
+	}
+	_, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerProtection", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerProtectionResponse, error) {
+		return c.NLB.UpdateLoadBalancerProtection(r)
+	})
+	return err
+}
+
+func (a api) tag(ctx context.Context, resourceType, id string, tags []naming.Tag) error {
+	if len(tags) == 0 {
+		return nil
+	}
+	r := nlb.CreateTagResourcesRequest()
+	r.ResourceType, r.ResourceId = resourceType, &[]string{id}
+	ts := make([]nlb.TagResourcesTag, 0, len(tags))
+	for _, t := range tags {
+		ts = append(ts, nlb.TagResourcesTag{Key: t.Key, Value: t.Value})
+	}
+	r.Tag = &ts
+	_, err := cloud.Do(ctx, a.c, cloud.NLB, "TagResources", func(c *cloud.Clients) (*nlb.TagResourcesResponse, error) {
+		return c.NLB.TagResources(r)
+	})
+	return err
+}
+
+func (a api) untag(ctx context.Context, resourceType, id string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	r := nlb.CreateUntagResourcesRequest()
+	r.ResourceType, r.ResourceId, r.TagKey = resourceType, &[]string{id}, &keys
+	_, err := cloud.Do(ctx, a.c, cloud.NLB, "UntagResources", func(c *cloud.Clients) (*nlb.UntagResourcesResponse, error) {
+		return c.NLB.UntagResources(r)
+	})
+	return err
+}
+
+// deleteLB deletes a load balancer; "" job when it was already gone.
+func (a api) deleteLB(ctx context.Context, id string) (string, error) {
+	r := nlb.CreateDeleteLoadBalancerRequest()
+	r.LoadBalancerId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteLoadBalancer", func(c *cloud.Clients) (*nlb.DeleteLoadBalancerResponse, error) {
+		return c.NLB.DeleteLoadBalancer(r)
+	})
+	if cloud.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func currentGroup(g nlb.ServerGroup) CurrentGroup {
+	const hc = "HealthCheckConfig."
+	h := g.HealthCheck
+	return CurrentGroup{
+		ID: g.ServerGroupId, Name: g.ServerGroupName, Protocol: g.Protocol, Type: g.ServerGroupType,
+		AnyPort: g.AnyPortEnabled, RelatedLBs: g.RelatedLoadBalancerIds,
+		Params: map[string]string{
+			"Scheduler":                      g.Scheduler,
+			"ConnectionDrainEnabled":         boolStr(g.ConnectionDrainEnabled),
+			"ConnectionDrainTimeout":         strconv.Itoa(g.ConnectionDrainTimeout),
+			"PreserveClientIpEnabled":        boolStr(g.PreserveClientIpEnabled),
+			hc + "HealthCheckEnabled":        boolStr(h.HealthCheckEnabled),
+			hc + "HealthCheckType":           h.HealthCheckType,
+			hc + "HealthCheckConnectPort":    strconv.Itoa(h.HealthCheckConnectPort),
+			hc + "HealthyThreshold":          strconv.Itoa(h.HealthyThreshold),
+			hc + "UnhealthyThreshold":        strconv.Itoa(h.UnhealthyThreshold),
+			hc + "HealthCheckInterval":       strconv.Itoa(h.HealthCheckInterval),
+			hc + "HealthCheckConnectTimeout": strconv.Itoa(h.HealthCheckConnectTimeout),
+			hc + "HealthCheckUrl":            h.HealthCheckUrl,
+			hc + "HealthCheckDomain":         h.HealthCheckDomain,
+			hc + "HttpCheckMethod":           h.HttpCheckMethod,
+			hc + "HealthCheckHttpCode":       strings.Join(h.HealthCheckHttpCode, ","),
+		},
+	}
+}
+
+// listGroups lists server groups, all pages, filtered by set.
+func (a api) listGroups(ctx context.Context, set func(*nlb.ListServerGroupsRequest)) ([]CurrentGroup, error) {
+	var out []CurrentGroup
+	token := ""
+	for {
+		r := nlb.CreateListServerGroupsRequest()
+		r.MaxResults = requests.NewInteger(pageSize)
+		r.NextToken = token
+		set(r)
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListServerGroups", func(c *cloud.Clients) (*nlb.ListServerGroupsResponse, error) {
+			return c.NLB.ListServerGroups(r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range resp.ServerGroups {
+			out = append(out, currentGroup(g))
+		}
+		if resp.NextToken == "" || len(resp.ServerGroups) == 0 {
+			return out, nil
+		}
+		token = resp.NextToken
+	}
+}
+
+// groupsByTag lists the groups carrying tag key=value.
+func (a api) groupsByTag(ctx context.Context, key, value string) ([]CurrentGroup, error) {
+	return a.listGroups(ctx, func(r *nlb.ListServerGroupsRequest) {
+		r.Tag = &[]nlb.ListServerGroupsTag{{Key: key, Value: value}}
+	})
+}
+
+// groupsByID lists the groups with these ids (at most 20 per call).
+func (a api) groupsByID(ctx context.Context, ids []string) ([]CurrentGroup, error) {
+	var out []CurrentGroup
+	for _, part := range chunks(ids, 20) {
+		gs, err := a.listGroups(ctx, func(r *nlb.ListServerGroupsRequest) { r.ServerGroupIds = &part })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	return out, nil
+}
+
+// setForm adds wire parameters to a typed request; the SDK keeps them
+// when it adds the struct fields.
+func setForm(form map[string]string, set map[string]string) {
+	for k, v := range formParams(set) {
+		form[k] = v
+	}
+}
+
+func (a api) createGroup(ctx context.Context, vpcID string, g Group, tags []naming.Tag) (string, string, error) {
+	r := nlb.CreateCreateServerGroupRequest()
+	r.ServerGroupName, r.VpcId, r.ServerGroupType, r.Protocol = g.Name, vpcID, g.Type, g.Protocol
+	if g.AnyPort {
+		r.AnyPortEnabled = requests.NewBoolean(true)
+	}
+	ts := make([]nlb.CreateServerGroupTag, 0, len(tags))
+	for _, t := range tags {
+		ts = append(ts, nlb.CreateServerGroupTag{Key: t.Key, Value: t.Value})
+	}
+	r.Tag = &ts
+	// A token per create (kept across cloud.Do's retries) makes a retry
+	// after a lost response return the group already made.
+	r.ClientToken = uuid.NewString()
+	setForm(r.GetFormParams(), g.Set)
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateServerGroup", func(c *cloud.Clients) (*nlb.CreateServerGroupResponse, error) {
+		return c.NLB.CreateServerGroup(r)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return resp.ServerGroupId, resp.JobId, nil
+}
+
+func (a api) updateGroup(ctx context.Context, id string, params map[string]string) (string, error) {
+	r := nlb.CreateUpdateServerGroupAttributeRequest()
+	r.ServerGroupId = id
+	setForm(r.GetFormParams(), params)
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateServerGroupAttribute", func(c *cloud.Clients) (*nlb.UpdateServerGroupAttributeResponse, error) {
+		return c.NLB.UpdateServerGroupAttribute(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// deleteGroup deletes a group; "" job when it was already gone.
+func (a api) deleteGroup(ctx context.Context, id string) (string, error) {
+	r := nlb.CreateDeleteServerGroupRequest()
+	r.ServerGroupId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteServerGroup", func(c *cloud.Clients) (*nlb.DeleteServerGroupResponse, error) {
+		return c.NLB.DeleteServerGroup(r)
+	})
+	if cloud.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// servers lists a group's members, all pages.
+func (a api) servers(ctx context.Context, groupID string) ([]Server, error) {
+	var out []Server
+	token := ""
+	for {
+		r := nlb.CreateListServerGroupServersRequest()
+		r.ServerGroupId, r.NextToken = groupID, token
+		r.MaxResults = requests.NewInteger(pageSize)
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListServerGroupServers", func(c *cloud.Clients) (*nlb.ListServerGroupServersResponse, error) {
+			return c.NLB.ListServerGroupServers(r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range resp.Servers {
+			out = append(out, Server{ServerID: s.ServerId, IP: s.ServerIp, Type: s.ServerType, Port: int32(s.Port), Weight: s.Weight, Description: s.Description})
+		}
+		if resp.NextToken == "" || len(resp.Servers) == 0 {
+			return out, nil
+		}
+		token = resp.NextToken
+	}
+}
+
+// serverIP is the ServerIp to send: Ecs servers are identified by id alone.
+func serverIP(s Server) string {
+	if s.Type == ServerEcs {
+		return ""
+	}
+	return s.IP
+}
+
+func (a api) addServers(ctx context.Context, groupID string, ss []Server) (string, error) {
+	r := nlb.CreateAddServersToServerGroupRequest()
+	r.ServerGroupId = groupID
+	list := make([]nlb.AddServersToServerGroupServers, 0, len(ss))
+	for _, s := range ss {
+		list = append(list, nlb.AddServersToServerGroupServers{
+			ServerId: s.ServerID, ServerType: s.Type, ServerIp: serverIP(s), Port: strconv.Itoa(int(s.Port)),
+			Weight: strconv.Itoa(s.Weight), Description: s.Description,
+		})
+	}
+	r.Servers = &list
+	r.ClientToken = uuid.NewString()
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "AddServersToServerGroup", func(c *cloud.Clients) (*nlb.AddServersToServerGroupResponse, error) {
+		return c.NLB.AddServersToServerGroup(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) removeServers(ctx context.Context, groupID string, ss []Server) (string, error) {
+	r := nlb.CreateRemoveServersFromServerGroupRequest()
+	r.ServerGroupId = groupID
+	list := make([]nlb.RemoveServersFromServerGroupServers, 0, len(ss))
+	for _, s := range ss {
+		list = append(list, nlb.RemoveServersFromServerGroupServers{ServerId: s.ServerID, ServerType: s.Type, ServerIp: serverIP(s), Port: strconv.Itoa(int(s.Port))})
+	}
+	r.Servers = &list
+	r.ClientToken = uuid.NewString()
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "RemoveServersFromServerGroup", func(c *cloud.Clients) (*nlb.RemoveServersFromServerGroupResponse, error) {
+		return c.NLB.RemoveServersFromServerGroup(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) updateServers(ctx context.Context, groupID string, ss []Server) (string, error) {
+	r := nlb.CreateUpdateServerGroupServersAttributeRequest()
+	r.ServerGroupId = groupID
+	list := make([]nlb.UpdateServerGroupServersAttributeServers, 0, len(ss))
+	for _, s := range ss {
+		list = append(list, nlb.UpdateServerGroupServersAttributeServers{
+			ServerId: s.ServerID, ServerType: s.Type, ServerIp: serverIP(s), Port: strconv.Itoa(int(s.Port)),
+			Weight: strconv.Itoa(s.Weight), Description: s.Description,
+		})
+	}
+	r.Servers = &list
+	r.ClientToken = uuid.NewString()
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateServerGroupServersAttribute", func(c *cloud.Clients) (*nlb.UpdateServerGroupServersAttributeResponse, error) {
+		return c.NLB.UpdateServerGroupServersAttribute(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func currentListener(l nlb.ListenerInfo) CurrentListener {
+	start, _ := strconv.Atoi(l.StartPort)
+	end, _ := strconv.Atoi(l.EndPort)
+	c := CurrentListener{
+		ID: l.ListenerId, Port: int32(l.ListenerPort), StartPort: int32(start), EndPort: int32(end),
+		Protocol: strings.ToUpper(l.ListenerProtocol), Description: l.ListenerDescription, Status: l.ListenerStatus,
+		ServerGroupID: l.ServerGroupId,
+		Params: map[string]string{
+			"IdleTimeout": strconv.Itoa(l.IdleTimeout), "ProxyProtocolEnabled": boolStr(l.ProxyProtocolEnabled),
+			"Cps": strconv.Itoa(l.Cps), "SecurityPolicyId": l.SecurityPolicyId, "CaEnabled": boolStr(l.CaEnabled),
+			"AlpnEnabled": boolStr(l.AlpnEnabled), "AlpnPolicy": l.AlpnPolicy,
+			"CertificateIds": strings.Join(l.CertificateIds, ","), "CaCertificateIds": strings.Join(l.CaCertificateIds, ","),
+		},
+	}
+	if c.Port != 0 {
+		c.StartPort, c.EndPort = 0, 0
+	}
+	return c
+}
+
+// listeners reads every listener of the load balancer, all pages.
+func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, error) {
+	var out []CurrentListener
+	token := ""
+	for {
+		r := nlb.CreateListListenersRequest()
+		r.LoadBalancerIds = &[]string{lbID}
+		r.MaxResults = requests.NewInteger(pageSize)
+		r.NextToken = token
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListListeners", func(c *cloud.Clients) (*nlb.ListListenersResponse, error) {
+			return c.NLB.ListListeners(r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range resp.Listeners {
+			out = append(out, currentListener(l))
+		}
+		if resp.NextToken == "" || len(resp.Listeners) == 0 {
+			return out, nil
+		}
+		token = resp.NextToken
+	}
+}
+
+func (a api) createListener(ctx context.Context, lbID string, l Listener, groupID string) (string, error) {
+	r := nlb.CreateCreateListenerRequest()
+	r.LoadBalancerId, r.ListenerProtocol, r.ServerGroupId, r.ListenerDescription = lbID, l.Protocol, groupID, l.Description
+	r.ListenerPort = requests.NewInteger(int(l.Port))
+	if l.Port == 0 {
+		r.StartPort, r.EndPort = requests.NewInteger(int(l.StartPort)), requests.NewInteger(int(l.EndPort))
+	}
+	r.ClientToken = uuid.NewString()
+	setForm(r.GetFormParams(), l.Set)
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateListener", func(c *cloud.Clients) (*nlb.CreateListenerResponse, error) {
+		return c.NLB.CreateListener(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) updateListener(ctx context.Context, id string, params map[string]string, groupID string) (string, error) {
+	r := nlb.CreateUpdateListenerAttributeRequest()
+	r.ListenerId, r.ServerGroupId = id, groupID
+	setForm(r.GetFormParams(), params)
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateListenerAttribute", func(c *cloud.Clients) (*nlb.UpdateListenerAttributeResponse, error) {
+		return c.NLB.UpdateListenerAttribute(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+func (a api) startListener(ctx context.Context, id string) (string, error) {
+	r := nlb.CreateStartListenerRequest()
+	r.ListenerId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "StartListener", func(c *cloud.Clients) (*nlb.StartListenerResponse, error) {
+		return c.NLB.StartListener(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// deleteListener deletes a listener; "" job when it was already gone.
+func (a api) deleteListener(ctx context.Context, id string) (string, error) {
+	r := nlb.CreateDeleteListenerRequest()
+	r.ListenerId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteListener", func(c *cloud.Clients) (*nlb.DeleteListenerResponse, error) {
+		return c.NLB.DeleteListener(r)
+	})
+	if cloud.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// jobStatus reads one job's status.
+func (a api) jobStatus(ctx context.Context, id string) (string, error) {
+	r := nlb.CreateGetJobStatusRequest()
+	r.JobId = id
+	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "GetJobStatus", func(c *cloud.Clients) (*nlb.GetJobStatusResponse, error) {
+		return c.NLB.GetJobStatus(r)
+	})
+	if err != nil {
+		return "", err
+	}
+	return resp.Status, nil
+}
+
+// jobStatuses reads up to 20 jobs in one ListAsynJobs call, which the
+// typed SDK lacks, through the same client's CommonRequest. Unknown ids
+// are absent from the result.
+func (a api) jobStatuses(ctx context.Context, ids []string) (map[string]string, error) {
+	var body struct {
+		Jobs []struct {
+			ID     string `json:"Id"`
+			Status string `json:"Status"`
+		} `json:"Jobs"`
+	}
+	_, err := cloud.Do(ctx, a.c, cloud.NLB, "ListAsynJobs", func(c *cloud.Clients) (struct{}, error) {
+		r := requests.NewCommonRequest()
+		r.Method = "POST"
+		r.Product = "Nlb"
+		r.Version = apiVersion
+		r.ApiName = "ListAsynJobs"
+		if c.NLB.Domain == "" {
+			r.Domain = "nlb." + a.c.Region() + ".aliyuncs.com"
+		}
+		for i, id := range ids {
+			r.FormParams["JobIds."+strconv.Itoa(i+1)] = id
+		}
+		resp, err := c.NLB.ProcessCommonRequest(r)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if err := json.Unmarshal(resp.GetHttpContentBytes(), &body); err != nil {
+			return struct{}{}, fmt.Errorf("decode ListAsynJobs: %w", err)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(body.Jobs))
+	for _, j := range body.Jobs {
+		out[j.ID] = j.Status
+	}
+	return out, nil
+}
+
+// enis maps pod IPs to the ids of the ENIs holding them, 100 IPs a call.
+func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range chunks(ips, 100) {
+		r := ecs.CreateDescribeNetworkInterfacesRequest()
+		r.VpcId = vpcID
+		r.PrivateIpAddress = &part
+		r.PageSize = requests.NewInteger(100)
+		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
+			return c.ECS.DescribeNetworkInterfaces(r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
+			out[n.PrivateIpAddress] = n.NetworkInterfaceId
+			for _, s := range n.PrivateIpSets.PrivateIpSet {
+				out[s.PrivateIpAddress] = n.NetworkInterfaceId
+			}
+		}
+	}
+	return out, nil
+}
+
+// instanceIPs maps instance ids to their primary private IPs, 100 a call.
+func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range chunks(ids, 100) {
+		data, _ := json.Marshal(part)
+		r := ecs.CreateDescribeInstancesRequest()
+		r.InstanceIds = string(data)
+		r.PageSize = requests.NewInteger(100)
+		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeInstances", func(c *cloud.Clients) (*ecs.DescribeInstancesResponse, error) {
+			return c.ECS.DescribeInstances(r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range resp.Instances.Instance {
+			if ips := in.VpcAttributes.PrivateIpAddress.IpAddress; len(ips) > 0 {
+				out[in.InstanceId] = ips[0]
+			}
+		}
+	}
+	return out, nil
+}

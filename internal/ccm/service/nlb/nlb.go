@@ -1,0 +1,866 @@
+package nlb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+// Defaults of Options.
+const (
+	// DefaultBatchSize is the documented number of servers one
+	// AddServersToServerGroup call accepts.
+	DefaultBatchSize = 200
+	// DefaultJobPollInterval is the pause between two job status reads.
+	DefaultJobPollInterval = time.Second
+	// DefaultJobTimeout bounds how long one sync waits for a job before
+	// requeueing the Service.
+	DefaultJobTimeout = 20 * time.Second
+)
+
+// protectionReason is recorded with the protections we set.
+const protectionReason = "managed.by.ack"
+
+// Load balancer statuses that matter here.
+const (
+	statusProvisioning = "Provisioning"
+	statusCreateFailed = "CreateFailed"
+)
+
+// Tag resource types of TagResources.
+const (
+	resourceLB = "loadbalancer"
+)
+
+// Event reasons specific to NLB.
+const (
+	// EventImmutable reports an annotation that asks for an attribute the
+	// existing load balancer cannot change.
+	EventImmutable = "ImmutableAttributeChanged"
+	// EventListenerConflict reports a port held by a listener we must not touch.
+	EventListenerConflict = "ListenerPortConflict"
+)
+
+// Options configure the NLB provider.
+type Options struct {
+	// Cloud is the client every call goes through.
+	Cloud *cloud.Client
+	// VpcID is the cluster's VPC: load balancers and server groups are
+	// created in it, and pod ENIs are looked up in it.
+	VpcID string
+	// BatchSize bounds servers per membership call (default 200).
+	BatchSize int
+	// JobPollInterval is the pause between job status reads (default 1s).
+	JobPollInterval time.Duration
+	// JobTimeout bounds the wait for one set of jobs (default 20s); past
+	// it the sync ends with a RetryError.
+	JobTimeout time.Duration
+}
+
+// Provider implements service.Provider for Network Load Balancers.
+type Provider struct {
+	opts Options
+	api  api
+
+	// salts perturb the create ClientToken of a Service whose token
+	// already produced a load balancer that no longer exists.
+	mu    sync.Mutex
+	salts map[string]int
+}
+
+var _ service.Provider = (*Provider)(nil)
+
+// New returns the NLB provider.
+func New(opts Options) (*Provider, error) {
+	if opts.Cloud == nil {
+		return nil, errors.New("nlb: a cloud client is required")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.JobPollInterval <= 0 {
+		opts.JobPollInterval = DefaultJobPollInterval
+	}
+	if opts.JobTimeout <= 0 {
+		opts.JobTimeout = DefaultJobTimeout
+	}
+	return &Provider{opts: opts, api: api{c: opts.Cloud}, salts: map[string]int{}}, nil
+}
+
+// Kind implements service.Provider.
+func (p *Provider) Kind() string { return "NLB" }
+
+// Owner implements service.Provider.
+func (p *Provider) Owner() annotations.Owner { return annotations.OwnerNLB }
+
+// Finalizer implements service.Provider.
+func (p *Provider) Finalizer() string { return naming.FinalizerNLB }
+
+// find locates the Service's load balancer: the id annotation for a reused
+// one (the label cannot override what the user names), else the id label,
+// then our tag, then the default name.
+func (p *Provider) find(ctx context.Context, req *service.Request) (*lbInfo, error) {
+	s := req.Settings
+	if s.Reused() {
+		lb, err := p.api.getLB(ctx, s.LoadBalancer.ID)
+		if err != nil {
+			return nil, fmt.Errorf("find reused load balancer %s: %w", s.LoadBalancer.ID, err)
+		}
+		return lb, nil
+	}
+	if req.LoadBalancerID != "" {
+		lb, err := p.api.getLB(ctx, req.LoadBalancerID)
+		if err != nil {
+			return nil, fmt.Errorf("find load balancer %s from the Service label: %w", req.LoadBalancerID, err)
+		}
+		if lb != nil {
+			return lb, nil
+		}
+	}
+	defName := naming.DefaultLBName(req.Service)
+	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defName)
+	if err != nil {
+		return nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, defName, err)
+	}
+	if lb != nil {
+		return lb, nil
+	}
+	lb, err = p.api.lbByName(ctx, defName)
+	if err != nil {
+		return nil, fmt.Errorf("find load balancer by name %s: %w", defName, err)
+	}
+	return lb, nil
+}
+
+// Ensure implements service.Provider, in dependency order: the load
+// balancer; server groups and their members (which need no load balancer,
+// so they are built while it is still provisioning); load balancer
+// attributes; listeners (ours deleted first to free ports, then created,
+// updated, started); finally the groups no listener needs any more.
+func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
+	s := req.Settings
+	if s == nil {
+		return nil, errors.New("nlb: no settings")
+	}
+	log := klog.FromContext(ctx)
+	res := &service.Result{}
+	lb, err := p.find(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	created := false
+	if lb == nil {
+		if s.Reused() {
+			return nil, fmt.Errorf("the load balancer %s named by %s does not exist", s.LoadBalancer.ID, s.Key("id"))
+		}
+		if lb, err = p.create(ctx, req); err != nil {
+			return nil, err
+		}
+		created = true
+		log.Info("Created load balancer", "loadBalancer", lb.ID, "dnsName", lb.DNSName)
+	} else {
+		if err := checkReuse(req, lb); err != nil {
+			return nil, err
+		}
+		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
+			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
+		}
+	}
+	res.LoadBalancerID = lb.ID
+	if lb.Status == statusCreateFailed {
+		return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
+	}
+
+	addr, err := p.resolve(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	model := BuildModel(req, addr)
+	gplan, err := p.planGroups(ctx, req, model)
+	if err != nil {
+		return nil, err
+	}
+	vpcID := lb.VpcID
+	if vpcID == "" {
+		vpcID = p.opts.VpcID
+	}
+	if err := p.syncGroups(ctx, req, vpcID, model, gplan); err != nil {
+		return nil, err
+	}
+	if lb.Status == statusProvisioning {
+		return nil, &service.RetryError{Err: fmt.Errorf("load balancer %s is %s", lb.ID, lb.Status)}
+	}
+	if !created {
+		if err := p.updateLB(ctx, req, lb); err != nil {
+			return nil, err
+		}
+	}
+
+	var listeners []CurrentListener
+	if !created {
+		if listeners, err = p.api.listeners(ctx, lb.ID); err != nil {
+			return nil, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
+		}
+	}
+	lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
+	for _, c := range lplan.Conflicts {
+		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
+	}
+	if err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs); err != nil {
+		return nil, err
+	}
+	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
+		return nil, err
+	}
+	if lb.DNSName != "" {
+		res.Ingress = []corev1.LoadBalancerIngress{{Hostname: lb.DNSName}}
+	}
+	return res, nil
+}
+
+// SyncBackends implements service.Provider: one ListServerGroups (two with
+// vgroup-port) and one ListServerGroupServers per group, then the member
+// changes. A group of ours that is missing, unwanted, drifted, or no longer
+// used by the load balancer (its listener or the load balancer itself
+// vanished) asks for a full sync.
+func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
+	s := req.Settings
+	lbID := req.LoadBalancerID
+	if s.Reused() {
+		lbID = s.LoadBalancer.ID
+	}
+	if lbID == "" {
+		return nil, service.ErrFullSyncNeeded
+	}
+	addr, err := p.resolve(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	model := BuildModel(req, addr)
+	gplan, err := p.planGroups(ctx, req, model)
+	if err != nil {
+		return nil, err
+	}
+	if len(gplan.Create)+len(gplan.Update)+len(gplan.Delete)+len(gplan.MissingBound) > 0 || gplan.unrelated(model, lbID) {
+		return nil, service.ErrFullSyncNeeded
+	}
+	if err := p.syncGroups(ctx, req, "", model, gplan); err != nil {
+		return nil, err
+	}
+	return &service.Result{LoadBalancerID: lbID}, nil
+}
+
+// unrelated reports whether one of our groups is not used by lbID.
+func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
+	for _, d := range m.Groups {
+		if d.BoundID != "" {
+			continue
+		}
+		if c, ok := g.current[g.IDs[d.ServicePort]]; !ok || !slices.Contains(c.RelatedLBs, lbID) {
+			return true
+		}
+	}
+	return false
+}
+
+// planGroups reads our groups (by the Service's default-name tag) and the
+// vgroup-port ones (by id) and plans them.
+func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model) (GroupPlan, error) {
+	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
+	if err != nil {
+		return GroupPlan{}, fmt.Errorf("list server groups: %w", err)
+	}
+	var boundIDs []string
+	for _, g := range m.Groups {
+		if g.BoundID != "" && !slices.Contains(boundIDs, g.BoundID) {
+			boundIDs = append(boundIDs, g.BoundID)
+		}
+	}
+	bound := map[string]CurrentGroup{}
+	if len(boundIDs) > 0 {
+		gs, err := p.api.groupsByID(ctx, boundIDs)
+		if err != nil {
+			return GroupPlan{}, fmt.Errorf("list server groups %s: %w", strings.Join(boundIDs, ", "), err)
+		}
+		for _, g := range gs {
+			bound[g.ID] = g
+		}
+	}
+	plan := PlanGroups(m.Groups, owned, bound, m.Ref)
+	if len(plan.MissingBound) > 0 {
+		return plan, fmt.Errorf("%s names server groups %s that do not exist", req.Settings.Key("vgroup-port"), strings.Join(plan.MissingBound, ", "))
+	}
+	plan.current = map[string]CurrentGroup{}
+	for _, g := range owned {
+		plan.current[g.ID] = g
+	}
+	for id, g := range bound {
+		plan.current[id] = g
+	}
+	return plan, nil
+}
+
+// syncGroups creates missing groups, then brings the tunables and members
+// of every group to the model. Groups are independent (each is locked by
+// its own jobs), so their calls run in rounds with one wait per round.
+func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID string, m *Model, plan GroupPlan) error {
+	s := req.Settings
+	fresh := map[int32]bool{}
+	if len(plan.Create) > 0 {
+		tags := naming.DefaultTags(req.Service, req.ClusterID)
+		var jobs []string
+		for _, g := range plan.Create {
+			id, job, err := p.api.createGroup(ctx, vpcID, g, tags)
+			if err != nil {
+				return fmt.Errorf("create server group %s: %w", g.Name, err)
+			}
+			plan.IDs[g.ServicePort], fresh[g.ServicePort] = id, true
+			jobs = append(jobs, job)
+		}
+		if err := p.wait(ctx, "server group creation", jobs...); err != nil {
+			return err
+		}
+	}
+	updates := map[string]map[string]string{}
+	for _, u := range plan.Update {
+		updates[u.ID] = u.Params
+	}
+	var queues [][]op
+	for _, g := range m.Groups {
+		id := plan.IDs[g.ServicePort]
+		var q []op
+		if params := updates[id]; len(params) > 0 {
+			q = append(q, func(ctx context.Context) (string, error) {
+				job, err := p.api.updateGroup(ctx, id, params)
+				if err != nil {
+					return "", fmt.Errorf("update server group %s: %w", id, err)
+				}
+				return job, nil
+			})
+		}
+		var cur []Server
+		if !fresh[g.ServicePort] {
+			var err error
+			if cur, err = p.api.servers(ctx, id); err != nil {
+				return fmt.Errorf("read servers of server group %s: %w", id, err)
+			}
+		}
+		sp := PlanServers(g.Servers, cur, g.BoundID != "", g.Name, s.Backend.IgnoreWeightUpdate)
+		if !sp.Empty() {
+			klog.FromContext(ctx).V(2).Info("Updating servers", "serverGroup", id, "add", len(sp.Add), "remove", len(sp.Remove), "reweigh", len(sp.Update))
+		}
+		q = append(q, p.memberOps(id, sp)...)
+		if len(q) > 0 {
+			queues = append(queues, q)
+		}
+	}
+	return p.runQueues(ctx, "server group changes", queues)
+}
+
+// memberOps turns a server plan into calls of at most BatchSize servers:
+// removals, weight updates, additions.
+func (p *Provider) memberOps(id string, sp ServerPlan) []op {
+	var ops []op
+	for _, part := range chunks(sp.Remove, p.opts.BatchSize) {
+		ops = append(ops, func(ctx context.Context) (string, error) {
+			job, err := p.api.removeServers(ctx, id, part)
+			if err != nil {
+				return "", fmt.Errorf("remove servers from server group %s: %w", id, err)
+			}
+			return job, nil
+		})
+	}
+	for _, part := range chunks(sp.Update, p.opts.BatchSize) {
+		ops = append(ops, func(ctx context.Context) (string, error) {
+			job, err := p.api.updateServers(ctx, id, part)
+			if err != nil {
+				return "", fmt.Errorf("update servers of server group %s: %w", id, err)
+			}
+			return job, nil
+		})
+	}
+	for _, part := range chunks(sp.Add, p.opts.BatchSize) {
+		ops = append(ops, func(ctx context.Context) (string, error) {
+			job, err := p.api.addServers(ctx, id, part)
+			if err != nil {
+				return "", fmt.Errorf("add servers to server group %s: %w", id, err)
+			}
+			return job, nil
+		})
+	}
+	return ops
+}
+
+// applyListeners runs a listener plan. Every listener job locks the load
+// balancer, so each call waits for its job before the next.
+func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) error {
+	step := func(what string, call func() (string, error)) error {
+		job, err := call()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return p.wait(ctx, what, job)
+	}
+	for _, c := range plan.Delete {
+		if err := step(fmt.Sprintf("delete listener %s (%s:%d)", c.ID, c.Protocol, c.Port), func() (string, error) {
+			return p.api.deleteListener(ctx, c.ID)
+		}); err != nil {
+			return err
+		}
+	}
+	for _, l := range plan.Create {
+		if err := step(fmt.Sprintf("create listener %s:%d on %s", l.Protocol, l.Port, lbID), func() (string, error) {
+			return p.api.createListener(ctx, lbID, l, groupIDs[l.ServicePort])
+		}); err != nil {
+			return err
+		}
+	}
+	for _, u := range plan.Update {
+		group := ""
+		if u.ServerGroup {
+			group = groupIDs[u.Listener.ServicePort]
+		}
+		if err := step(fmt.Sprintf("update listener %s", u.ID), func() (string, error) {
+			return p.api.updateListener(ctx, u.ID, u.Params, group)
+		}); err != nil {
+			return err
+		}
+	}
+	for _, c := range plan.Start {
+		if err := step(fmt.Sprintf("start listener %s", c.ID), func() (string, error) {
+			return p.api.startListener(ctx, c.ID)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteGroups deletes groups no listener of ours uses any more; one still
+// used elsewhere (a listener we do not manage) is kept.
+func (p *Provider) deleteGroups(ctx context.Context, groups []CurrentGroup) error {
+	var jobs []string
+	for _, g := range groups {
+		job, err := p.api.deleteGroup(ctx, g.ID)
+		if cloud.CodeOf(err) == "ResourceInUse.ServerGroup" {
+			klog.FromContext(ctx).Info("Keeping a server group still in use", "serverGroup", g.ID, "name", g.Name)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("delete server group %s (%s): %w", g.ID, g.Name, err)
+		}
+		jobs = append(jobs, job)
+	}
+	return p.wait(ctx, "server group deletion", jobs...)
+}
+
+// resolve finds the identities the model needs beyond the Request: ENI
+// ids of pod IPs for eni backends in Instance groups, primary IPs of
+// instances for ecs backends in Ip groups.
+func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses, error) {
+	var addr Addresses
+	eni := req.Settings.Backend.Type == annotations.BackendENI
+	ipGroups := groupType(req.Settings) == GroupIP
+	if eni == ipGroups {
+		return addr, nil
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, ts := range req.Backends {
+		for _, t := range ts {
+			k := t.InstanceID
+			if eni {
+				k = t.IP
+			}
+			if k != "" && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return addr, nil
+	}
+	sort.Strings(keys)
+	var err error
+	if eni {
+		if addr.ENIs, err = p.api.enis(ctx, p.opts.VpcID, keys); err != nil {
+			return addr, fmt.Errorf("find the ENIs of pod IPs: %w", err)
+		}
+		return addr, nil
+	}
+	if addr.InstanceIPs, err = p.api.instanceIPs(ctx, keys); err != nil {
+		return addr, fmt.Errorf("find the addresses of backend instances: %w", err)
+	}
+	return addr, nil
+}
+
+// checkReuse refuses to bind a load balancer that a CCM created for some
+// other Service: deleting that Service would delete it under us.
+func checkReuse(req *service.Request, lb *lbInfo) error {
+	if !req.Settings.Reused() {
+		return nil
+	}
+	if v, ok := lb.Tags[naming.TagKeyDefaultName]; ok && v != naming.DefaultLBName(req.Service) {
+		return fmt.Errorf("load balancer %s was created by a cloud controller manager for another Service (tag %s=%s) and cannot be reused", lb.ID, naming.TagKeyDefaultName, v)
+	}
+	if rg := req.Settings.LoadBalancer.ResourceGroupID; rg != nil && lb.ResourceGroup != "" && *rg != lb.ResourceGroup {
+		return fmt.Errorf("load balancer %s is in resource group %s, not %s as %s says", lb.ID, lb.ResourceGroup, *rg, req.Settings.Key("resource-group-id"))
+	}
+	return nil
+}
+
+// addressType spells an annotation address type the way NLB does.
+func addressType(v string) string {
+	if strings.EqualFold(v, "intranet") {
+		return "Intranet"
+	}
+	return "Internet"
+}
+
+// token is the create ClientToken of a Service: derived from its UID (so a
+// create retried after a crash or a lost response returns the same load
+// balancer), the load balancer it had before (so recreating one deleted
+// out of band is a new create, not a replay of the first), and a salt
+// bumped when a token's replay named a load balancer that is gone.
+func (p *Provider) token(uid, previous string) string {
+	p.mu.Lock()
+	salt := p.salts[uid]
+	p.mu.Unlock()
+	sum := sha256.Sum256([]byte(uid + "|" + previous + "|" + strconv.Itoa(salt)))
+	return "ccm-nlb-" + hex.EncodeToString(sum[:16])
+}
+
+func (p *Provider) bumpSalt(uid string) {
+	p.mu.Lock()
+	p.salts[uid]++
+	p.mu.Unlock()
+}
+
+// create makes the Service's load balancer: our tags, both protections on
+// (always, as the existing CCM does for NLB), and the zones, address type,
+// security groups and bandwidth package the annotations ask for.
+func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, error) {
+	s := req.Settings
+	lbs := s.LoadBalancer
+	if p.opts.VpcID == "" {
+		return nil, errors.New("creating a network load balancer needs the cluster's VPC (cloud-config vpcid)")
+	}
+	if len(lbs.ZoneMaps) == 0 {
+		return nil, fmt.Errorf("%s is required to create a network load balancer", s.Key("zone-maps"))
+	}
+	r := nlb.CreateCreateLoadBalancerRequest()
+	r.LoadBalancerType = "Network"
+	r.AddressType = addressType(annotations.Or(lbs.AddressType, annotations.DefaultAddressType))
+	r.AddressIpVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
+	r.VpcId = p.opts.VpcID
+	r.LoadBalancerName = annotations.Or(lbs.Name, naming.DefaultLBName(req.Service))
+	r.LoadBalancerBillingConfig.PayType = "PostPay"
+	r.DeletionProtectionConfig.Enabled, r.DeletionProtectionConfig.Reason = "true", protectionReason
+	r.ModificationProtectionConfig.Status, r.ModificationProtectionConfig.Reason = "ConsoleProtection", protectionReason
+	r.ResourceGroupId = s.ResourceGroupID()
+	r.BandwidthPackageId = annotations.Or(lbs.BandwidthPackageID, "")
+	zones := make([]nlb.CreateLoadBalancerZoneMappings, 0, len(lbs.ZoneMaps))
+	for _, z := range lbs.ZoneMaps {
+		zones = append(zones, nlb.CreateLoadBalancerZoneMappings{ZoneId: z.ZoneID, VSwitchId: z.VSwitchID, PrivateIPv4Address: z.IPv4Address, AllocationId: z.AllocationID})
+	}
+	r.ZoneMappings = &zones
+	if lbs.SecurityGroupIDsSet && len(lbs.SecurityGroupIDs) > 0 {
+		ids := append([]string(nil), lbs.SecurityGroupIDs...)
+		r.SecurityGroupIds = &ids
+	}
+	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	ts := make([]nlb.CreateLoadBalancerTag, 0, len(tags))
+	for _, t := range tags {
+		ts = append(ts, nlb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
+	}
+	r.Tag = &ts
+	uid := string(req.Service.UID)
+	r.ClientToken = p.token(uid, req.LoadBalancerID)
+	id, err := p.api.createLB(ctx, r)
+	if err != nil {
+		if cloud.CodeOf(err) == "IdempotentParameterMismatch" {
+			// The annotations changed between two attempts: start afresh.
+			p.bumpSalt(uid)
+		}
+		return nil, fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+	}
+	lb, err := p.api.getLB(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("read created load balancer %s: %w", id, err)
+	}
+	if lb == nil {
+		// The token replayed an earlier create whose load balancer is gone.
+		p.bumpSalt(uid)
+		return nil, &service.RetryError{Err: fmt.Errorf("created load balancer %s no longer exists; creating anew", id)}
+	}
+	return lb, nil
+}
+
+// updateLB changes only what the annotations explicitly ask for and the
+// cloud does not already have; absent annotations leave the cloud alone,
+// so an adopted load balancer sees no write. Our own load balancers get
+// their protections back if something turned them off.
+func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo) error {
+	s := req.Settings
+	lbs := s.LoadBalancer
+	id := lb.ID
+	name := ""
+	if lbs.Name != nil && *lbs.Name != lb.Name {
+		name = *lbs.Name
+	}
+	var cross *bool
+	if lbs.CrossZoneEnabled != nil && *lbs.CrossZoneEnabled != lb.CrossZone {
+		cross = lbs.CrossZoneEnabled
+	}
+	if name != "" || cross != nil {
+		job, err := p.api.updateLBAttribute(ctx, id, name, cross)
+		if err != nil {
+			return fmt.Errorf("update attributes of %s: %w", id, err)
+		}
+		if err := p.wait(ctx, "load balancer attribute update", job); err != nil {
+			return err
+		}
+	}
+	if len(lbs.ZoneMaps) > 0 && !sameZones(lbs.ZoneMaps, lb.Zones) {
+		zones := make([]nlb.UpdateLoadBalancerZonesZoneMappings, 0, len(lbs.ZoneMaps))
+		for _, z := range lbs.ZoneMaps {
+			zones = append(zones, nlb.UpdateLoadBalancerZonesZoneMappings{ZoneId: z.ZoneID, VSwitchId: z.VSwitchID, PrivateIPv4Address: z.IPv4Address, AllocationId: z.AllocationID})
+		}
+		job, err := p.api.updateZones(ctx, id, zones)
+		if err != nil {
+			return fmt.Errorf("update zones of %s: %w", id, err)
+		}
+		if err := p.wait(ctx, "zone update", job); err != nil {
+			return err
+		}
+	}
+	if lbs.AddressType != nil && !strings.EqualFold(addressType(*lbs.AddressType), lb.AddressType) {
+		job, err := p.api.updateAddressType(ctx, id, addressType(*lbs.AddressType))
+		if err != nil {
+			return fmt.Errorf("change the address type of %s: %w", id, err)
+		}
+		if err := p.wait(ctx, "address type change", job); err != nil {
+			return err
+		}
+	}
+	if v := lbs.IPv6AddressType; v != nil && strings.EqualFold(lb.AddressIPVersion, "DualStack") && !strings.EqualFold(*v, lb.Ipv6AddressType) {
+		if err := p.api.ipv6Internet(ctx, id, strings.EqualFold(*v, "internet")); err != nil {
+			return fmt.Errorf("change the IPv6 address type of %s: %w", id, err)
+		}
+	}
+	if pkg := lbs.BandwidthPackageID; pkg != nil && *pkg != lb.BandwidthPackageID {
+		if lb.BandwidthPackageID != "" {
+			job, err := p.api.bandwidthPackage(ctx, id, lb.BandwidthPackageID, false)
+			if err != nil {
+				return fmt.Errorf("detach bandwidth package %s from %s: %w", lb.BandwidthPackageID, id, err)
+			}
+			if err := p.wait(ctx, "bandwidth package detach", job); err != nil {
+				return err
+			}
+		}
+		job, err := p.api.bandwidthPackage(ctx, id, *pkg, true)
+		if err != nil {
+			return fmt.Errorf("attach bandwidth package %s to %s: %w", *pkg, id, err)
+		}
+		if err := p.wait(ctx, "bandwidth package attach", job); err != nil {
+			return err
+		}
+	}
+	if lbs.SecurityGroupIDsSet {
+		sg := PlanSecurityGroups(lbs.SecurityGroupIDs, lb.SecurityGroupIDs)
+		// Leave first: the load balancer is in at most 4 groups.
+		for _, step := range []struct {
+			ids  []string
+			join bool
+		}{{sg.Leave, false}, {sg.Join, true}} {
+			if len(step.ids) == 0 {
+				continue
+			}
+			job, err := p.api.securityGroups(ctx, id, step.ids, step.join)
+			if err != nil {
+				return fmt.Errorf("security groups %s of %s (join %t): %w", strings.Join(step.ids, ", "), id, step.join, err)
+			}
+			if err := p.wait(ctx, "security group change", job); err != nil {
+				return err
+			}
+		}
+	}
+	if !s.Reused() && (!lb.DeletionProtection || lb.ModificationProtection != "ConsoleProtection") {
+		if err := p.api.protection(ctx, id, true); err != nil {
+			return fmt.Errorf("turn on the protections of %s: %w", id, err)
+		}
+	}
+	want := lbs.AdditionalTags
+	if s.Reused() {
+		want = append(append([]naming.Tag(nil), want...), naming.ReusedTag())
+	}
+	var missing []naming.Tag
+	for _, t := range want {
+		if v, ok := lb.Tags[t.Key]; !ok || v != t.Value {
+			missing = append(missing, t)
+		}
+	}
+	if err := p.api.tag(ctx, resourceLB, id, missing); err != nil {
+		return fmt.Errorf("tag load balancer %s: %w", id, err)
+	}
+	return nil
+}
+
+// sameZones compares zone:vSwitch pairs; addresses are fixed at creation.
+func sameZones(want []annotations.ZoneMapping, have []zone) bool {
+	if len(want) != len(have) {
+		return false
+	}
+	m := map[string]string{}
+	for _, z := range have {
+		m[z.ZoneID] = z.VSwitchID
+	}
+	for _, z := range want {
+		if m[z.ZoneID] != z.VSwitchID {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete implements service.Provider.
+//
+//   - preserve-lb-on-delete: the load balancer stays with its listeners,
+//     server groups and servers (the fix of the existing CCM's defect:
+//     traffic keeps flowing to a load balancer the user chose to keep);
+//     only its protections are turned off and our default tags removed, so
+//     no Service adopts it by tag again.
+//   - reused (id): only what this Service added goes: its listeners
+//     (proven ours by description), its server groups, and its servers in
+//     vgroup-port groups; user listeners are never touched.
+//   - otherwise the load balancer is deleted (protection off first; its
+//     listeners go with it), then our server groups.
+func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
+	s := req.Settings
+	if s == nil {
+		return "", errors.New("no settings to clean up with")
+	}
+	lb, err := p.find(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case lb != nil && s.LoadBalancer.PreserveOnDelete:
+		if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
+			if err := p.api.protection(ctx, lb.ID, false); err != nil {
+				return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
+			}
+		}
+		var keys []string
+		for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
+			if _, ok := lb.Tags[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+		if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil {
+			return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
+		}
+		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", lb.ID), nil
+	case lb != nil && s.Reused():
+		if err := p.releaseReused(ctx, req, lb.ID); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, server groups and servers", lb.ID), nil
+	case lb != nil:
+		if lb.DeletionProtection {
+			if err := p.api.protection(ctx, lb.ID, false); err != nil {
+				return "", fmt.Errorf("turn off the protections of %s: %w", lb.ID, err)
+			}
+		}
+		job, err := p.api.deleteLB(ctx, lb.ID)
+		if err != nil {
+			return "", fmt.Errorf("delete load balancer %s: %w", lb.ID, err)
+		}
+		if err := p.wait(ctx, "load balancer deletion", job); err != nil {
+			return "", err
+		}
+	}
+	if s.LoadBalancer.PreserveOnDelete && lb == nil {
+		return "The preserved load balancer no longer exists", nil
+	}
+	n, err := p.deleteOwnedGroups(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if lb == nil {
+		return fmt.Sprintf("The load balancer no longer exists; deleted %d server groups", n), nil
+	}
+	return fmt.Sprintf("Deleted load balancer %s and %d server groups", lb.ID, n), nil
+}
+
+// deleteOwnedGroups deletes every server group of the Service.
+func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) (int, error) {
+	ref := naming.For(req.Service, req.ClusterID)
+	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
+	if err != nil {
+		return 0, fmt.Errorf("list server groups: %w", err)
+	}
+	var ours []CurrentGroup
+	for _, g := range groups {
+		if _, ok := ref.OwnsNLB(g.Name); ok {
+			ours = append(ours, g)
+		}
+	}
+	return len(ours), p.deleteGroups(ctx, ours)
+}
+
+// releaseReused removes what this Service put on a reused load balancer.
+func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) error {
+	model := BuildModel(req, Addresses{})
+	listeners, err := p.api.listeners(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list listeners of reused %s: %w", id, err)
+	}
+	if err := p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil); err != nil {
+		return err
+	}
+	if _, err := p.deleteOwnedGroups(ctx, req); err != nil {
+		return err
+	}
+	var queues [][]op
+	for _, g := range model.Groups {
+		if g.BoundID == "" {
+			continue
+		}
+		cur, err := p.api.servers(ctx, g.BoundID)
+		if cloud.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read servers of server group %s: %w", g.BoundID, err)
+		}
+		var mine []Server
+		for _, srv := range cur {
+			if srv.Description == g.Name {
+				mine = append(mine, srv)
+			}
+		}
+		if ops := p.memberOps(g.BoundID, ServerPlan{Remove: mine}); len(ops) > 0 {
+			queues = append(queues, ops)
+		}
+	}
+	return p.runQueues(ctx, "server removal", queues)
+}

@@ -1,0 +1,438 @@
+package nlb_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdknlb "github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+)
+
+// TestCreateConvergesAndReensureIsFree: the first Ensure builds the server
+// group and its servers, then asks for a retry while the load balancer is
+// Provisioning; the second adds the listener and publishes the DNS name; a
+// third makes no write at all.
+func TestCreateConvergesAndReensureIsFree(t *testing.T) {
+	f := newFixture(t)
+	s := svc("web", map[string]string{"address-type": "intranet", "additional-resource-tags": "team=web", "scheduler": "Sch", "health-check-flag": "on"})
+	s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "dns", Port: 53, NodePort: 30053, Protocol: corev1.ProtocolUDP})
+	req := request(t, s, instances, nil)
+
+	start := f.mark()
+	_, err := f.p.Ensure(f.ctx, req)
+	var retry *service.RetryError
+	if !errors.As(err, &retry) {
+		t.Fatalf("first Ensure: %v, want a RetryError while Provisioning", err)
+	}
+	if groups := f.groupsOf(s); len(groups) != 2 {
+		t.Fatalf("server groups built while provisioning: %d, want 2", len(groups))
+	}
+	time.Sleep(provisioning)
+	res := f.ensure(req)
+	reads, writes, byAction := f.callsSince(start)
+	t.Logf("create: %d reads, %d writes %v", reads, writes, byAction)
+
+	lb := f.getLB(res.LoadBalancerID)
+	if len(res.Ingress) != 1 || res.Ingress[0].Hostname != lb.DNSName || lb.DNSName == "" || res.Ingress[0].IP != "" {
+		t.Fatalf("ingress %+v, DNSName %q", res.Ingress, lb.DNSName)
+	}
+	if lb.AddressType != "Intranet" || !lb.DeletionProtectionConfig.Enabled || lb.ModificationProtectionConfig.Status != "ConsoleProtection" {
+		t.Fatalf("lb %s %v %s", lb.AddressType, lb.DeletionProtectionConfig.Enabled, lb.ModificationProtectionConfig.Status)
+	}
+	if lb.LoadBalancerName != naming.DefaultLBName(s) {
+		t.Errorf("name %q", lb.LoadBalancerName)
+	}
+	tags := map[string]string{}
+	for _, tg := range lb.Tags {
+		tags[tg.TagKey] = tg.TagValue
+	}
+	if tags[naming.TagKeyDefaultName] != naming.DefaultLBName(s) || tags[naming.TagKeyCluster] != clusterID || tags["team"] != "web" {
+		t.Errorf("tags %v", tags)
+	}
+	ls := f.listeners(lb.LoadBalancerId)
+	if len(ls) != 2 || ls[0].ListenerPort != 53 || ls[0].ListenerProtocol != "UDP" || ls[1].ListenerPort != 80 || ls[1].ListenerProtocol != "TCP" {
+		t.Fatalf("listeners %+v", ls)
+	}
+	if ls[1].ListenerDescription != "k8s.80.TCP.web.default."+clusterID {
+		t.Errorf("description %q", ls[1].ListenerDescription)
+	}
+	groups := f.groupsOf(s)
+	if len(groups) != 2 {
+		t.Fatalf("groups %+v", groups)
+	}
+	for _, g := range groups {
+		if g.Scheduler != "Sch" || !g.HealthCheck.HealthCheckEnabled || g.ServerGroupType != "Instance" {
+			t.Errorf("group %s: scheduler %s, health %v, type %s", g.ServerGroupName, g.Scheduler, g.HealthCheck.HealthCheckEnabled, g.ServerGroupType)
+		}
+		if !slices.Contains(g.RelatedLoadBalancerIds, lb.LoadBalancerId) {
+			t.Errorf("group %s not used by %s", g.ServerGroupName, lb.LoadBalancerId)
+		}
+	}
+	if g := groups[1]; g.ServerGroupName != "k8s.30080.TCP.web.default."+clusterID || g.Protocol != "TCP" {
+		t.Errorf("group %s %s", g.ServerGroupName, g.Protocol)
+	}
+	if got := f.servers(groups[1].ServerGroupId); strings.Join(got, ",") != "i-node1:30080/100,i-node2:30080/100,i-node3:30080/100" {
+		t.Errorf("servers %v", got)
+	}
+
+	again := f.mark()
+	res2, err := f.p.Ensure(f.ctx, req)
+	emulatortest.NoError(t, err)
+	reads, writes, byAction = f.callsSince(again)
+	t.Logf("converged re-Ensure: %d reads, %d writes", reads, writes)
+	if writes != 0 {
+		t.Errorf("converged Ensure wrote %v", byAction)
+	}
+	// GetLoadBalancerAttribute, ListServerGroups, 2×ListServerGroupServers, ListListeners.
+	if reads != 5 {
+		t.Errorf("converged Ensure made %d reads, want 5", reads)
+	}
+	if res2.Ingress[0].Hostname != lb.DNSName {
+		t.Errorf("re-Ensure ingress %+v", res2.Ingress)
+	}
+	sync := f.mark()
+	if _, err := f.p.SyncBackends(f.ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	reads, writes, _ = f.callsSince(sync)
+	t.Logf("converged SyncBackends: %d reads, %d writes", reads, writes)
+	if reads != 3 || writes != 0 {
+		t.Errorf("converged SyncBackends: %d reads, %d writes; want 3 and 0", reads, writes)
+	}
+}
+
+// TestPortsAndBackendsChange: adding and removing a port adds and removes
+// its listener and group; weights, added and removed instances change
+// only the servers, through SyncBackends.
+func TestPortsAndBackendsChange(t *testing.T) {
+	f := newFixture(t)
+	s := svc("app", nil)
+	req := f.ensureNew(request(t, s, instances[:2], nil))
+	lbID := req.LoadBalancerID
+
+	s2 := s.DeepCopy()
+	s2.Spec.Ports = append(s2.Spec.Ports, corev1.ServicePort{Name: "tls", Port: 443, NodePort: 30443, Protocol: corev1.ProtocolTCP})
+	req2 := request(t, s2, instances[:2], nil)
+	req2.LoadBalancerID = lbID
+	f.ensure(req2)
+	if ls := f.listeners(lbID); len(ls) != 2 || ls[1].ListenerPort != 443 {
+		t.Fatalf("after adding 443: %+v", ls)
+	}
+	if g := f.groupsOf(s); len(g) != 2 {
+		t.Fatalf("groups after adding 443: %d", len(g))
+	}
+
+	req3 := request(t, s, instances[:2], nil)
+	req3.LoadBalancerID = lbID
+	f.ensure(req3)
+	ls := f.listeners(lbID)
+	if len(ls) != 1 || ls[0].ListenerPort != 80 {
+		t.Fatalf("after removing 443: %+v", ls)
+	}
+	groups := f.groupsOf(s)
+	if len(groups) != 1 || groups[0].ServerGroupName != "k8s.30080.TCP.app.default."+clusterID {
+		t.Fatalf("groups after removing 443: %+v", groups)
+	}
+	gid := groups[0].ServerGroupId
+
+	for _, tc := range []struct {
+		name    string
+		nodes   []string
+		weights map[string]int
+		want    string
+		writes  map[string]int
+	}{
+		{"reweigh", instances[:2], map[string]int{"i-node1": 30}, "i-node1:30080/30,i-node2:30080/100", map[string]int{"UpdateServerGroupServersAttribute": 1}},
+		{"add an instance", instances, map[string]int{"i-node1": 30}, "i-node1:30080/30,i-node2:30080/100,i-node3:30080/100", map[string]int{"AddServersToServerGroup": 1}},
+		{"remove an instance", []string{"i-node2", "i-node3"}, nil, "i-node2:30080/100,i-node3:30080/100", map[string]int{"RemoveServersFromServerGroup": 1}},
+		{"remove and add", []string{"i-node1", "i-node3"}, nil, "i-node1:30080/100,i-node3:30080/100", map[string]int{"RemoveServersFromServerGroup": 1, "AddServersToServerGroup": 1}},
+		{"no change", []string{"i-node1", "i-node3"}, nil, "i-node1:30080/100,i-node3:30080/100", map[string]int{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := request(t, s, tc.nodes, tc.weights)
+			r.LoadBalancerID = lbID
+			m := f.mark()
+			if _, err := f.p.SyncBackends(f.ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(f.servers(gid), ","); got != tc.want {
+				t.Errorf("servers %s, want %s", got, tc.want)
+			}
+			_, _, writes := f.callsSince(m)
+			if len(writes) != len(tc.writes) {
+				t.Errorf("writes %v, want %v", writes, tc.writes)
+			}
+			for k, v := range tc.writes {
+				if writes[k] != v {
+					t.Errorf("writes %v, want %v", writes, tc.writes)
+				}
+			}
+		})
+	}
+}
+
+// ensureNew converges a new Service and returns its request with the
+// load balancer id recorded.
+func (f *fixture) ensureNew(req *service.Request) *service.Request {
+	f.t.Helper()
+	f.ensure(req)
+	return req
+}
+
+// TestReusedLoadBalancerKeepsUserListeners: on a reused load balancer the
+// Service's listener is added, a user listener on another port survives
+// every sync and the Service's deletion, and a user listener on the
+// Service's port is reported, never changed, unless force-override is set
+// (then it is updated in place and still survives the deletion).
+func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
+	f := newFixture(t)
+	lbID, userGroup, userListeners := f.userLB(8080, 443)
+	s := svc("reuse", map[string]string{"id": lbID})
+	s.Annotations = map[string]string{annKey("id"): lbID}
+	s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "tls", Port: 443, NodePort: 30443, Protocol: corev1.ProtocolTCP})
+	req := request(t, s, instances, nil)
+	res := f.ensure(req)
+	if res.LoadBalancerID != lbID {
+		t.Fatalf("load balancer %s, want the reused %s", res.LoadBalancerID, lbID)
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Reason != "ListenerPortConflict" || !strings.Contains(res.Warnings[0].Message, userListeners[443]) {
+		t.Fatalf("warnings %+v", res.Warnings)
+	}
+	ls := f.listeners(lbID)
+	if len(ls) != 3 {
+		t.Fatalf("listeners %+v", ls)
+	}
+	byPort := map[int]sdknlb.ListenerInfo{}
+	for _, l := range ls {
+		byPort[l.ListenerPort] = l
+	}
+	if byPort[80].ListenerDescription != "k8s.80.TCP.reuse.default."+clusterID {
+		t.Errorf("our listener %+v", byPort[80])
+	}
+	if byPort[443].ServerGroupId != userGroup || byPort[8080].ServerGroupId != userGroup {
+		t.Errorf("user listeners changed: %+v", ls)
+	}
+	lb := f.getLB(lbID)
+	if lb.LoadBalancerName != "user-lb" || lb.DeletionProtectionConfig.Enabled {
+		t.Errorf("reused LB attributes changed: %s %v", lb.LoadBalancerName, lb.DeletionProtectionConfig.Enabled)
+	}
+	reused := false
+	for _, tg := range lb.Tags {
+		reused = reused || tg.TagKey == naming.TagKeyReused && tg.TagValue == "true"
+	}
+	if !reused {
+		t.Errorf("no %s tag: %+v", naming.TagKeyReused, lb.Tags)
+	}
+
+	// force-override-listeners: the user listener on 443 moves to our group
+	// but keeps its description.
+	s.Annotations[annKey("force-override-listeners")] = "true"
+	req = request(t, s, instances, nil)
+	res = f.ensure(req)
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings with force: %+v", res.Warnings)
+	}
+	var ours443 string
+	for _, g := range f.groupsOf(s) {
+		if strings.HasPrefix(g.ServerGroupName, "k8s.30443.") {
+			ours443 = g.ServerGroupId
+		}
+	}
+	for _, l := range f.listeners(lbID) {
+		if l.ListenerPort == 443 && (l.ServerGroupId != ours443 || l.ListenerDescription != "user listener 443") {
+			t.Errorf("forced listener %+v, want group %s and the user's description", l, ours443)
+		}
+	}
+
+	msg, err := f.p.Delete(f.ctx, req)
+	emulatortest.NoError(t, err)
+	t.Log(msg)
+	if !f.lbExists(lbID) {
+		t.Fatal("reused load balancer deleted")
+	}
+	ls = f.listeners(lbID)
+	if len(ls) != 2 || ls[0].ListenerId != userListeners[443] || ls[1].ListenerId != userListeners[8080] {
+		t.Fatalf("listeners after delete %+v", ls)
+	}
+	// The 443 group is still used by the user's listener: kept, not an error.
+	if g := f.groupsOf(s); len(g) != 1 || g[0].ServerGroupId != ours443 {
+		t.Errorf("groups after delete: %+v", g)
+	}
+}
+
+func annKey(suffix string) string {
+	return "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-" + suffix
+}
+
+// TestDelete: the load balancer (protected) and our groups are deleted;
+// a second Delete finds nothing to do.
+func TestDelete(t *testing.T) {
+	f := newFixture(t)
+	s := svc("gone", nil)
+	req := f.ensureNew(request(t, s, instances, nil))
+	lbID := req.LoadBalancerID
+	msg, err := f.p.Delete(f.ctx, req)
+	emulatortest.NoError(t, err)
+	if !strings.Contains(msg, "Deleted load balancer "+lbID) {
+		t.Errorf("message %q", msg)
+	}
+	if f.lbExists(lbID) {
+		t.Fatal("load balancer still exists")
+	}
+	if g := f.groupsOf(s); len(g) != 0 {
+		t.Fatalf("groups left: %+v", g)
+	}
+	msg, err = f.p.Delete(f.ctx, req)
+	emulatortest.NoError(t, err)
+	if !strings.Contains(msg, "no longer exists") {
+		t.Errorf("second delete %q", msg)
+	}
+}
+
+// TestPreserveOnDelete: the load balancer stays with its listener and
+// group; protections are off and the default tags gone.
+func TestPreserveOnDelete(t *testing.T) {
+	f := newFixture(t)
+	s := svc("keep", map[string]string{"preserve-lb-on-delete": "", "additional-resource-tags": "team=a"})
+	req := f.ensureNew(request(t, s, instances, nil))
+	lbID := req.LoadBalancerID
+	_, err := f.p.Delete(f.ctx, req)
+	emulatortest.NoError(t, err)
+	lb := f.getLB(lbID)
+	if lb.DeletionProtectionConfig.Enabled || lb.ModificationProtectionConfig.Status != "NonProtection" {
+		t.Errorf("protections %v %s", lb.DeletionProtectionConfig.Enabled, lb.ModificationProtectionConfig.Status)
+	}
+	for _, tg := range lb.Tags {
+		if tg.TagKey == naming.TagKeyDefaultName || tg.TagKey == naming.TagKeyCluster {
+			t.Errorf("default tag %s left", tg.TagKey)
+		}
+	}
+	if ls := f.listeners(lbID); len(ls) != 1 || ls[0].ListenerPort != 80 {
+		t.Errorf("listeners %+v", ls)
+	}
+	if g := f.groupsOf(s); len(g) != 1 || len(f.servers(g[0].ServerGroupId)) != 3 {
+		t.Errorf("groups %+v", g)
+	}
+}
+
+// TestLoadBalancerDeletedOutOfBand: SyncBackends asks for a full sync, and
+// Ensure creates a new load balancer (a new ClientToken, not a replay of
+// the first create) and reuses the existing groups.
+func TestLoadBalancerDeletedOutOfBand(t *testing.T) {
+	f := newFixture(t)
+	s := svc("oob", nil)
+	req := f.ensureNew(request(t, s, instances, nil))
+	old := req.LoadBalancerID
+	groups := f.groupsOf(s)
+
+	pr := sdknlb.CreateUpdateLoadBalancerProtectionRequest()
+	pr.LoadBalancerId = old
+	pr.DeletionProtectionEnabled = "false"
+	_, err := f.sdk.UpdateLoadBalancerProtection(pr)
+	emulatortest.NoError(t, err)
+	dr := sdknlb.CreateDeleteLoadBalancerRequest()
+	dr.LoadBalancerId = old
+	_, err = f.sdk.DeleteLoadBalancer(dr)
+	emulatortest.NoError(t, err)
+
+	if _, err := f.p.SyncBackends(f.ctx, req); !errors.Is(err, service.ErrFullSyncNeeded) {
+		t.Fatalf("SyncBackends: %v, want ErrFullSyncNeeded", err)
+	}
+	res := f.ensure(req)
+	if res.LoadBalancerID == old || !f.lbExists(res.LoadBalancerID) {
+		t.Fatalf("not recreated: %s (old %s)", res.LoadBalancerID, old)
+	}
+	now := f.groupsOf(s)
+	if len(now) != 1 || now[0].ServerGroupId != groups[0].ServerGroupId {
+		t.Errorf("groups %+v, want the old one reused", now)
+	}
+	if ls := f.listeners(res.LoadBalancerID); len(ls) != 1 || ls[0].ServerGroupId != groups[0].ServerGroupId {
+		t.Errorf("listeners %+v", ls)
+	}
+}
+
+// TestConvergesUnderThrottling: with 30% of NLB calls refused with
+// Throttling.User, Ensure still converges and a re-Ensure writes nothing.
+func TestConvergesUnderThrottling(t *testing.T) {
+	f := newFixture(t)
+	throttle := func() {
+		_, err := f.env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "nlb", Probability: 0.3,
+			Error: &gateway.FaultError{Code: "Throttling.User", Status: 400, Message: "Request was denied due to user flow control."}})
+		emulatortest.NoError(t, err)
+	}
+	throttle()
+	s := svc("busy", map[string]string{"security-group-ids": "sg-one"})
+	s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "b", Port: 81, NodePort: 30081, Protocol: corev1.ProtocolTCP})
+	req := request(t, s, instances, nil)
+	res := f.ensure(req)
+	var throttled int
+	for _, r := range f.env.Emulator.Requests() {
+		if r.Code == "Throttling.User" {
+			throttled++
+		}
+	}
+	t.Logf("%d calls throttled", throttled)
+	if throttled == 0 {
+		t.Fatal("no call was throttled")
+	}
+	// Check with the SDK unhindered, then throttle the re-Ensure again.
+	f.env.Emulator.Gateway.ClearFaults()
+	lb := f.getLB(res.LoadBalancerID)
+	if len(f.listeners(lb.LoadBalancerId)) != 2 || !slices.Equal(lb.SecurityGroupIds, []string{"sg-one"}) {
+		t.Fatalf("not converged: %+v", lb)
+	}
+	throttle()
+	m := f.mark()
+	f.ensure(req)
+	if _, writes, by := f.callsSince(m); writes != 0 {
+		t.Errorf("re-Ensure under throttling wrote %v", by)
+	}
+}
+
+// TestSecurityGroupsFollowTheAnnotation: join, replace, and an empty value
+// leaves them all.
+func TestSecurityGroupsFollowTheAnnotation(t *testing.T) {
+	f := newFixture(t)
+	s := svc("sg", map[string]string{"security-group-ids": "sg-one"})
+	req := f.ensureNew(request(t, s, instances, nil))
+	for _, tc := range []struct{ value, want string }{
+		{"sg-two", "sg-two"}, {"sg-one,sg-two", "sg-one,sg-two"}, {"", ""},
+	} {
+		s.Annotations[annKey("security-group-ids")] = tc.value
+		r := request(t, s, instances, nil)
+		r.LoadBalancerID = req.LoadBalancerID
+		f.ensure(r)
+		got := f.getLB(req.LoadBalancerID).SecurityGroupIds
+		slices.Sort(got)
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("annotation %q: groups %v, want %s", tc.value, got, tc.want)
+		}
+	}
+}
+
+// TestENIBackendsInIpGroups: eni backends with server-group-type ip
+// register pod IPs as Ip servers on their target port.
+func TestENIBackendsInIpGroups(t *testing.T) {
+	f := newFixture(t)
+	s := svc("pods", map[string]string{"server-group-type": "ip", "service.beta.kubernetes.io/backend-type": "eni"})
+	req := request(t, s, nil, nil)
+	req.Backends = map[int32][]service.Target{80: {
+		{IP: "192.168.1.100", Port: 8080, Weight: 100}, {IP: "192.168.2.100", Port: 8080, Weight: 50},
+	}}
+	f.ensure(req)
+	g := f.groupsOf(s)
+	if len(g) != 1 || g[0].ServerGroupType != "Ip" || g[0].ServerGroupName != "k8s.8080.TCP.pods.default."+clusterID {
+		t.Fatalf("groups %+v", g)
+	}
+	if got := strings.Join(f.servers(g[0].ServerGroupId), ","); got != "192.168.1.100:8080/100,192.168.2.100:8080/50" {
+		t.Errorf("servers %s", got)
+	}
+}
