@@ -53,6 +53,12 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith lets a test change the provider options.
+func newFixtureWith(t *testing.T, set func(*nlb.Options)) *fixture {
+	t.Helper()
 	env := emulatortest.Start(t)
 	st := env.Emulator.Store.Settings()
 	emulatortest.NoError(t, st.SetDelay(store.DelayNLBProvisioning, provisioning))
@@ -76,7 +82,11 @@ func newFixture(t *testing.T) *fixture {
 		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, QPS: 1000, Burst: 1000,
 	})
 	emulatortest.NoError(t, err)
-	p, err := nlb.New(nlb.Options{Cloud: c, VpcID: vpcID, JobPollInterval: 10 * time.Millisecond, JobTimeout: 5 * time.Second})
+	opts := nlb.Options{Cloud: c, VpcID: vpcID, JobPollInterval: 10 * time.Millisecond, JobTimeout: 5 * time.Second}
+	if set != nil {
+		set(&opts)
+	}
+	p, err := nlb.New(opts)
 	emulatortest.NoError(t, err)
 	return &fixture{t: t, env: env, sdk: env.NLB(t), p: p, ctx: context.Background()}
 }
@@ -199,7 +209,9 @@ func (f *fixture) groupsOf(s *corev1.Service) []sdknlb.ServerGroup {
 	r.MaxResults = requests.NewInteger(100)
 	resp, err := f.sdk.ListServerGroups(r)
 	emulatortest.NoError(f.t, err)
-	sort.Slice(resp.ServerGroups, func(i, j int) bool { return resp.ServerGroups[i].ServerGroupName < resp.ServerGroups[j].ServerGroupName })
+	sort.Slice(resp.ServerGroups, func(i, j int) bool {
+		return resp.ServerGroups[i].ServerGroupName < resp.ServerGroups[j].ServerGroupName
+	})
 	return resp.ServerGroups
 }
 

@@ -805,6 +805,9 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err != nil {
 		return "", err
 	}
+	if err := p.removeBoundMembers(ctx, req); err != nil {
+		return "", err
+	}
 	if lb == nil {
 		return fmt.Sprintf("The load balancer no longer exists; deleted %d server groups", n), nil
 	}
@@ -840,6 +843,13 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	if _, err := p.deleteOwnedGroups(ctx, req); err != nil {
 		return err
 	}
+	return p.removeBoundMembers(ctx, req)
+}
+
+// removeBoundMembers takes this Service's servers (those carrying its
+// description) out of the vgroup-port groups, which are not ours to delete.
+func (p *Provider) removeBoundMembers(ctx context.Context, req *service.Request) error {
+	model := BuildModel(req, Addresses{})
 	var queues [][]op
 	for _, g := range model.Groups {
 		if g.BoundID == "" {

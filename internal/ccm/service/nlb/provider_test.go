@@ -12,8 +12,10 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/nlb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 // TestCreateConvergesAndReensureIsFree: the first Ensure builds the server
@@ -434,5 +436,136 @@ func TestENIBackendsInIpGroups(t *testing.T) {
 	}
 	if got := strings.Join(f.servers(g[0].ServerGroupId), ","); got != "192.168.1.100:8080/100,192.168.2.100:8080/50" {
 		t.Errorf("servers %s", got)
+	}
+}
+
+// TestSettingsChanges: each annotation change costs only the calls it
+// needs: a listener setting one UpdateListenerAttribute, a health check
+// one UpdateServerGroupAttribute; a protocol change recreates the listener
+// and its group; a group type change replaces the group under the listener.
+func TestSettingsChanges(t *testing.T) {
+	f := newFixture(t)
+	s := svc("conf", nil)
+	req := f.ensureNew(request(t, s, instances[:2], nil))
+	lbID := req.LoadBalancerID
+	for _, tc := range []struct {
+		name   string
+		ann    map[string]string
+		writes map[string]int
+		check  func(t *testing.T)
+	}{
+		{"idle timeout", map[string]string{"idle-timeout": "60"}, map[string]int{"UpdateListenerAttribute": 1}, func(t *testing.T) {
+			if l := f.listeners(lbID); l[0].IdleTimeout != 60 {
+				t.Errorf("idle timeout %d", l[0].IdleTimeout)
+			}
+		}},
+		{"health check", map[string]string{"idle-timeout": "60", "health-check-type": "http", "health-check-uri": "/healthz", "healthy-threshold": "4"}, map[string]int{"UpdateServerGroupAttribute": 1}, func(t *testing.T) {
+			h := f.groupsOf(s)[0].HealthCheck
+			if h.HealthCheckType != "HTTP" || h.HealthCheckUrl != "/healthz" || h.HealthyThreshold != 4 {
+				t.Errorf("health check %+v", h)
+			}
+		}},
+		{"tcpssl", map[string]string{"idle-timeout": "60", "health-check-type": "http", "health-check-uri": "/healthz", "healthy-threshold": "4", "protocol-port": "tcpssl:80", "cert-id": "cert-abc"},
+			map[string]int{"DeleteListener": 1, "CreateListener": 1, "CreateServerGroup": 1, "AddServersToServerGroup": 1, "DeleteServerGroup": 1}, func(t *testing.T) {
+				l := f.listeners(lbID)
+				if len(l) != 1 || l[0].ListenerProtocol != "TCPSSL" || len(l[0].CertificateIds) != 1 || l[0].CertificateIds[0] != "cert-abc" || l[0].IdleTimeout != 60 {
+					t.Errorf("listener %+v", l)
+				}
+				g := f.groupsOf(s)
+				if len(g) != 1 || g[0].Protocol != "TCP" || g[0].ServerGroupName != "k8s.30080.TCPSSL.conf.default."+clusterID || l[0].ServerGroupId != g[0].ServerGroupId {
+					t.Errorf("groups %+v", g)
+				}
+			}},
+		{"group type", map[string]string{"idle-timeout": "60", "health-check-type": "http", "health-check-uri": "/healthz", "healthy-threshold": "4", "protocol-port": "tcpssl:80", "cert-id": "cert-abc", "server-group-type": "ip"},
+			map[string]int{"CreateServerGroup": 1, "AddServersToServerGroup": 1, "UpdateListenerAttribute": 1, "DeleteServerGroup": 1}, func(t *testing.T) {
+				g := f.groupsOf(s)
+				if len(g) != 1 || g[0].ServerGroupType != "Ip" || strings.Join(f.servers(g[0].ServerGroupId), ",") != "192.168.1.11:30080/100,192.168.2.12:30080/100" {
+					t.Errorf("groups %+v", g)
+				}
+				if l := f.listeners(lbID); l[0].ServerGroupId != g[0].ServerGroupId {
+					t.Errorf("listener still on %s", l[0].ServerGroupId)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.ann {
+				s.Annotations[annKey(k)] = v
+			}
+			r := request(t, s, instances[:2], nil)
+			r.LoadBalancerID = lbID
+			m := f.mark()
+			f.ensure(r)
+			_, _, writes := f.callsSince(m)
+			if len(writes) != len(tc.writes) {
+				t.Errorf("writes %v, want %v", writes, tc.writes)
+			}
+			for k, v := range tc.writes {
+				if writes[k] != v {
+					t.Errorf("writes %v, want %v", writes, tc.writes)
+				}
+			}
+			tc.check(t)
+		})
+	}
+}
+
+// TestServerBatches: servers are added and removed in calls of at most
+// BatchSize, within the cloud's per-call quota.
+func TestServerBatches(t *testing.T) {
+	f := newFixtureWith(t, func(o *nlb.Options) { o.BatchSize = 2 })
+	emulatortest.NoError(t, f.env.Emulator.Store.Settings().SetQuota(store.QuotaNLBServersPerCall, 2))
+	s := svc("batch", nil)
+	m := f.mark()
+	req := f.ensureNew(request(t, s, instances, nil))
+	if _, _, writes := f.callsSince(m); writes["AddServersToServerGroup"] != 2 {
+		t.Errorf("writes %v, want 2 AddServersToServerGroup", writes)
+	}
+	if got := f.servers(f.groupsOf(s)[0].ServerGroupId); len(got) != 3 {
+		t.Fatalf("servers %v", got)
+	}
+	m = f.mark()
+	if _, err := f.p.SyncBackends(f.ctx, request(t, s, nil, nil)); !errors.Is(err, service.ErrFullSyncNeeded) {
+		t.Fatalf("SyncBackends without the load balancer id: %v", err)
+	}
+	r := request(t, s, nil, nil)
+	r.LoadBalancerID = req.LoadBalancerID
+	_, err := f.p.SyncBackends(f.ctx, r)
+	emulatortest.NoError(t, err)
+	if _, _, writes := f.callsSince(m); writes["RemoveServersFromServerGroup"] != 2 {
+		t.Errorf("writes %v, want 2 RemoveServersFromServerGroup", writes)
+	}
+}
+
+// TestBoundServerGroup: vgroup-port puts our servers (marked by
+// description) into the user's group next to the user's own, and the
+// Service's deletion takes only ours out.
+func TestBoundServerGroup(t *testing.T) {
+	f := newFixture(t)
+	g := sdknlb.CreateCreateServerGroupRequest()
+	g.ServerGroupName, g.VpcId, g.Protocol = "shared", vpcID, "TCP"
+	gr, err := f.sdk.CreateServerGroup(g)
+	emulatortest.NoError(t, err)
+	emulatortest.Eventually(t, "user server added", func() bool {
+		a := sdknlb.CreateAddServersToServerGroupRequest()
+		a.ServerGroupId = gr.ServerGroupId
+		a.Servers = &[]sdknlb.AddServersToServerGroupServers{{ServerId: instances[2], ServerType: "Ecs", Port: "9000", Weight: "10"}}
+		_, err := f.sdk.AddServersToServerGroup(a)
+		return err == nil
+	})
+	s := svc("bound", map[string]string{"vgroup-port": gr.ServerGroupId + ":80"})
+	req := f.ensureNew(request(t, s, instances[:2], nil))
+	if got := strings.Join(f.servers(gr.ServerGroupId), ","); got != "i-node1:30080/100,i-node2:30080/100,i-node3:9000/10" {
+		t.Fatalf("servers %s", got)
+	}
+	if l := f.listeners(req.LoadBalancerID); len(l) != 1 || l[0].ServerGroupId != gr.ServerGroupId {
+		t.Fatalf("listeners %+v", l)
+	}
+	if len(f.groupsOf(s)) != 0 {
+		t.Errorf("a group of our own was created")
+	}
+	_, err = f.p.Delete(f.ctx, req)
+	emulatortest.NoError(t, err)
+	if got := strings.Join(f.servers(gr.ServerGroupId), ","); got != "i-node3:9000/10" {
+		t.Errorf("servers after delete: %s, want only the user's", got)
 	}
 }
