@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 GOTEST_TIMEOUT ?= 18m
 
-.PHONY: all build controlplane test unit lint sandbox clean
+.PHONY: all build controlplane test unit lint fmt-check sandbox clean
 
 all: build
 
@@ -17,10 +17,13 @@ build:
 controlplane:
 	@hack/controlplane.sh
 
-## lint: gofmt and go vet
-lint:
+## fmt-check: fail when a Go file is not gofmt-formatted
+fmt-check:
 	@echo "==> gofmt"
 	@out="$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/tools/'))"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## lint: gofmt and the full go vet (go test runs vet's high-confidence checks itself)
+lint: fmt-check
 	@echo "==> go vet"
 	$(GO) vet ./...
 
@@ -28,8 +31,8 @@ lint:
 unit:
 	$(GO) test -short -count=1 ./...
 
-## test: lint, then unit and integration tests against a local control plane and the emulator
-test: controlplane lint
+## test: unit and integration tests against a local control plane and the emulator
+test: controlplane fmt-check
 	@echo "==> go test (unit + integration; each test binary starts its own local cluster when it needs one)"
 	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	@echo "==> checking that no process started by the tests is left running"
