@@ -67,6 +67,7 @@ func newFixtureWith(t *testing.T, set func(*nlb.Options)) *fixture {
 		VPCs: []api.SeedVPC{{ID: vpcID, CIDRBlock: "192.168.0.0/16", VSwitches: []api.SeedVSwitch{
 			{ID: "vsw-h", ZoneID: zoneH, CIDRBlock: "192.168.1.0/24"},
 			{ID: "vsw-i", ZoneID: zoneI, CIDRBlock: "192.168.2.0/24"},
+			{ID: "vsw-j", ZoneID: "cn-hangzhou-j", CIDRBlock: "192.168.3.0/24"},
 		}}},
 		SecurityGroups: []api.SeedSecurityGroup{{ID: "sg-one", VpcID: vpcID}, {ID: "sg-two", VpcID: vpcID}},
 		Instances: []api.SeedInstance{

@@ -569,3 +569,72 @@ func TestBoundServerGroup(t *testing.T) {
 		t.Errorf("servers after delete: %s, want only the user's", got)
 	}
 }
+
+// TestLoadBalancerAttributes: each load-balancer-level annotation change
+// costs its one call, and a re-Ensure after it none.
+func TestLoadBalancerAttributes(t *testing.T) {
+	f := newFixture(t)
+	s := svc("attrs", nil)
+	req := f.ensureNew(request(t, s, instances[:1], nil))
+	lbID := req.LoadBalancerID
+	for _, tc := range []struct {
+		name   string
+		ann    map[string]string
+		writes map[string]int
+		check  func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool
+	}{
+		{"name and cross-zone", map[string]string{"name": "renamed", "cross-zone-enabled": "off"}, map[string]int{"UpdateLoadBalancerAttribute": 1},
+			func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool {
+				return lb.LoadBalancerName == "renamed" && !lb.CrossZoneEnabled
+			}},
+		{"zones", map[string]string{"zone-maps": zoneMaps + ",cn-hangzhou-j:vsw-j"}, map[string]int{"UpdateLoadBalancerZones": 1},
+			func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool { return len(lb.ZoneMappings) == 3 }},
+		{"bandwidth package", map[string]string{"bandwidth-package-id": "cbwp-test1"}, map[string]int{"AttachCommonBandwidthPackageToLoadBalancer": 1},
+			func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool { return lb.BandwidthPackageId == "cbwp-test1" }},
+		{"address type", map[string]string{"address-type": "intranet"}, map[string]int{"UpdateLoadBalancerAddressTypeConfig": 1},
+			func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool { return lb.AddressType == "Intranet" }},
+		{"additional tags", map[string]string{"additional-resource-tags": "env=prod"}, map[string]int{"TagResources": 1},
+			func(lb *sdknlb.GetLoadBalancerAttributeResponse) bool {
+				for _, tg := range lb.Tags {
+					if tg.TagKey == "env" && tg.TagValue == "prod" {
+						return true
+					}
+				}
+				return false
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.ann {
+				s.Annotations[annKey(k)] = v
+			}
+			r := request(t, s, instances[:1], nil)
+			r.LoadBalancerID = lbID
+			m := f.mark()
+			f.ensure(r)
+			_, _, writes := f.callsSince(m)
+			if !reflectEqual(writes, tc.writes) {
+				t.Errorf("writes %v, want %v", writes, tc.writes)
+			}
+			if lb := f.getLB(lbID); !tc.check(lb) {
+				t.Errorf("not applied: %+v", lb)
+			}
+			m = f.mark()
+			f.ensure(r)
+			if _, _, writes := f.callsSince(m); len(writes) != 0 {
+				t.Errorf("re-Ensure wrote %v", writes)
+			}
+		})
+	}
+}
+
+func reflectEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
