@@ -20,6 +20,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/nlb"
 )
 
 func init() {
@@ -55,11 +56,15 @@ func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.Completed
 		if err != nil {
 			return nil, false, err
 		}
+		nlbProvider, err := nlb.New(nlb.Options{Cloud: cloud.Client, VpcID: c.VpcID})
+		if err != nil {
+			return nil, false, err
+		}
 		sc, err := service.New(service.Options{
 			KubeClient: client,
 			Informers:  cfg.SharedInformers,
 			Recorder:   recorder,
-			Providers:  []service.Provider{clbProvider},
+			Providers:  []service.Provider{clbProvider, nlbProvider},
 			ClusterID:  c.ClusterID,
 			Defaults: annotations.Defaults{
 				ResourceGroupID:            c.ResourceGroupID,
