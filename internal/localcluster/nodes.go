@@ -13,6 +13,7 @@ import (
 // KubeletNode describes a Node as a kubelet started with
 // --cloud-provider=external and --node-ip registers it.
 type KubeletNode struct {
+	// Name is the Node name (the kubelet's --hostname-override).
 	Name string
 	// InternalIP is the kubelet's --node-ip.
 	InternalIP string

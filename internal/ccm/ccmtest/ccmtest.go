@@ -51,9 +51,13 @@ func Binary() (string, error) {
 
 // Cloud is the seeded emulated cloud of one test.
 type Cloud struct {
-	VpcID       string
-	VSwitches   []string
-	Zones       []string
+	// VpcID is the seeded VPC (vpc-...).
+	VpcID string
+	// VSwitches are the seeded vSwitch ids, one per zone, in Zones order.
+	VSwitches []string
+	// Zones are the zone ids of the vSwitches, e.g. cn-hangzhou-h.
+	Zones []string
+	// RouteTables are the VPC's route table ids (vtb-...).
 	RouteTables []string
 	// Instances in creation order, with their private IPs.
 	Instances []SeededInstance
@@ -61,6 +65,8 @@ type Cloud struct {
 
 // SeededInstance is one seeded ECS instance.
 type SeededInstance struct {
+	// ID is the instance id (i-...), PrivateIP its primary private address,
+	// Zone its zone id.
 	ID, PrivateIP, Zone string
 }
 

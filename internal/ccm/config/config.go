@@ -37,35 +37,93 @@ type File struct {
 // Global is the Global section. Field names follow the existing CCM so its
 // files keep working; encoding/json matches them case-insensitively.
 type Global struct {
-	UID                            string `json:"uid,omitempty"`
-	AccessKeyID                    string `json:"accessKeyID,omitempty"`
-	AccessKeySecret                string `json:"accessKeySecret,omitempty"`
-	ClusterID                      string `json:"clusterID,omitempty"`
-	KubernetesClusterTag           string `json:"kubernetesClusterTag,omitempty"`
-	Region                         string `json:"region,omitempty"`
-	VpcID                          string `json:"vpcid,omitempty"`
-	ZoneID                         string `json:"zoneid,omitempty"`
-	VswitchID                      string `json:"vswitchid,omitempty"`
-	ResourceGroupID                string `json:"resourceGroupID,omitempty"`
-	ServiceMaxConcurrentReconciles int    `json:"serviceMaxConcurrentReconciles,omitempty"`
-	ServiceBackendType             string `json:"serviceBackendType,omitempty"`
-	DisablePublicSLB               bool   `json:"disablePublicSLB,omitempty"`
-	NodeMaxConcurrentReconciles    int    `json:"nodeMaxConcurrentReconciles,omitempty"`
-	RouteMaxConcurrentReconciles   int    `json:"routeMaxConcurrentReconciles,omitempty"`
-	RouteTableIDs                  string `json:"routeTableIDs,omitempty"`
-	PrivateZoneID                  string `json:"privateZoneId,omitempty"`
-	PrivateZoneRecordTTL           int64  `json:"privateZoneRecordTTL,omitempty"`
-	FeatureGates                   string `json:"featureGates,omitempty"`
-	NodeMonitorPeriod              int64  `json:"nodeMonitorPeriod,omitempty"`
-	NodeAddrSyncPeriod             int64  `json:"nodeAddrSyncPeriod,omitempty"`
+	// UID is the account the existing CCM assumes a role into (through an
+	// external token program); accepted for compatibility, not used here.
+	UID string `json:"uid,omitempty"`
+	// AccessKeyID is the base64-encoded AccessKey id; set it with
+	// AccessKeySecret or leave both empty (then the environment's
+	// ALIBABA_CLOUD_ACCESS_KEY_ID/ACCESS_KEY_ID, else the instance RAM role).
+	AccessKeyID string `json:"accessKeyID,omitempty"`
+	// AccessKeySecret is the base64-encoded AccessKey secret of AccessKeyID.
+	AccessKeySecret string `json:"accessKeySecret,omitempty"`
+	// ClusterID identifies the cluster in load-balancer tags, listener and
+	// server-group names, route entries and the API user agent (default
+	// "clusterid"); keep the existing CCM's value to adopt what it created.
+	ClusterID string `json:"clusterID,omitempty"`
+	// KubernetesClusterTag is the ECS tag key that marks the cluster's
+	// instances (default "ack.aliyun.com").
+	KubernetesClusterTag string `json:"kubernetesClusterTag,omitempty"`
+	// Region is the region id, e.g. cn-hangzhou (default: the instance
+	// metadata's region-id).
+	Region string `json:"region,omitempty"`
+	// VpcID is the cluster's VPC (vpc-...), where nodes, route tables and
+	// load-balancer backends are looked up (default: metadata vpc-id).
+	VpcID string `json:"vpcid,omitempty"`
+	// ZoneID is the CCM instance's zone, e.g. cn-hangzhou-h (default:
+	// metadata zone-id); informational.
+	ZoneID string `json:"zoneid,omitempty"`
+	// VswitchID is the vSwitch for internal CLBs without a vswitch-id
+	// annotation: "zone:vsw-...,zone:vsw-..." or one bare "vsw-..."
+	// (default: the CCM instance's vSwitch from metadata).
+	VswitchID string `json:"vswitchid,omitempty"`
+	// ResourceGroupID is the resource group (rg-...) new load balancers go
+	// into unless the resource-group-id annotation says otherwise (default:
+	// the account's default group).
+	ResourceGroupID string `json:"resourceGroupID,omitempty"`
+	// ServiceMaxConcurrentReconciles is the existing CCM's service worker
+	// count (default 3); must not be negative, but this CCM's workers are
+	// set by --concurrent-service-syncs.
+	ServiceMaxConcurrentReconciles int `json:"serviceMaxConcurrentReconciles,omitempty"`
+	// ServiceBackendType is the backend type of Services without a
+	// backend-type annotation: ecs (nodes, default) or eni (pod IPs); env
+	// SERVICE_FORCE_BACKEND_ENI=true|false overrides it.
+	ServiceBackendType string `json:"serviceBackendType,omitempty"`
+	// DisablePublicSLB, when true, refuses to create internet-facing CLBs.
+	DisablePublicSLB bool `json:"disablePublicSLB,omitempty"`
+	// NodeMaxConcurrentReconciles is the existing CCM's node worker count
+	// (default 1); accepted and ignored.
+	NodeMaxConcurrentReconciles int `json:"nodeMaxConcurrentReconciles,omitempty"`
+	// RouteMaxConcurrentReconciles is the existing CCM's route worker
+	// count (default 1); accepted and ignored.
+	RouteMaxConcurrentReconciles int `json:"routeMaxConcurrentReconciles,omitempty"`
+	// RouteTableIDs is a comma-separated list of route tables (vtb-...) to
+	// write pod CIDR routes to (default: the VPC's route table, an error if
+	// the VPC has several).
+	RouteTableIDs string `json:"routeTableIDs,omitempty"`
+	// PrivateZoneID is the existing CCM's PrivateZone controller's zone;
+	// accepted and ignored (no PrivateZone controller here).
+	PrivateZoneID string `json:"privateZoneId,omitempty"`
+	// PrivateZoneRecordTTL is the PrivateZone record TTL in seconds;
+	// accepted and ignored.
+	PrivateZoneRecordTTL int64 `json:"privateZoneRecordTTL,omitempty"`
+	// FeatureGates is "Gate=true|false,...": IPv6DualStack (default off),
+	// EndpointSlice (on), FilterServiceOnNodeChange (off),
+	// LoadBalancerTypeAnnotation (off); an unknown gate is an error.
+	FeatureGates string `json:"featureGates,omitempty"`
+	// NodeMonitorPeriod is accepted for compatibility and unused (as in
+	// the existing CCM).
+	NodeMonitorPeriod int64 `json:"nodeMonitorPeriod,omitempty"`
+	// NodeAddrSyncPeriod is accepted for compatibility and unused (as in
+	// the existing CCM).
+	NodeAddrSyncPeriod int64 `json:"nodeAddrSyncPeriod,omitempty"`
 
 	// Our additions: per-product endpoints (host[:port]) and scheme, which
 	// the environment variables override.
-	ECSEndpoint      string `json:"ecsEndpoint,omitempty"`
-	VPCEndpoint      string `json:"vpcEndpoint,omitempty"`
-	SLBEndpoint      string `json:"slbEndpoint,omitempty"`
-	NLBEndpoint      string `json:"nlbEndpoint,omitempty"`
-	Scheme           string `json:"scheme,omitempty"`
+
+	// ECSEndpoint is the ECS API host[:port] (a URL is cut to its host);
+	// env ECS_ENDPOINT wins; empty means the SDK's regional endpoint.
+	ECSEndpoint string `json:"ecsEndpoint,omitempty"`
+	// VPCEndpoint is the VPC API host[:port]; env VPC_ENDPOINT wins.
+	VPCEndpoint string `json:"vpcEndpoint,omitempty"`
+	// SLBEndpoint is the CLB (SLB) API host[:port]; env SLB_ENDPOINT wins.
+	SLBEndpoint string `json:"slbEndpoint,omitempty"`
+	// NLBEndpoint is the NLB API host[:port]; env NLB_ENDPOINT wins.
+	NLBEndpoint string `json:"nlbEndpoint,omitempty"`
+	// Scheme is HTTPS (default) or HTTP for every product endpoint; env
+	// ALICLOUD_CLIENT_SCHEME wins.
+	Scheme string `json:"scheme,omitempty"`
+	// MetadataEndpoint is the instance metadata service's base URL
+	// (default http://100.100.100.200); env METADATA_ENDPOINT wins.
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
 	// RAMRoleName picks the instance RAM role (default: the only one listed).
 	RAMRoleName string `json:"ramRoleName,omitempty"`
@@ -73,6 +131,8 @@ type Global struct {
 
 // Endpoints are where each product's API is reached.
 type Endpoints struct {
+	// ECS, VPC, SLB and NLB are each product's API host[:port]; empty means
+	// the SDK's regional endpoint.
 	ECS, VPC, SLB, NLB string
 	// Scheme is HTTPS (default) or HTTP.
 	Scheme string
@@ -80,31 +140,55 @@ type Endpoints struct {
 
 // Config is the validated configuration the CCM runs with.
 type Config struct {
-	ClusterID            string
+	// ClusterID is cloud-config clusterID, or DefaultClusterID.
+	ClusterID string
+	// KubernetesClusterTag is the ECS tag key marking cluster instances, or
+	// DefaultKubernetesClusterTag.
 	KubernetesClusterTag string
-	Region               string
-	VpcID                string
+	// Region is the region id, from the file or instance metadata; never
+	// empty.
+	Region string
+	// VpcID is the cluster's VPC (vpc-...), from the file or instance
+	// metadata; never empty.
+	VpcID string
 	// ZoneID is the zone of the CCM's own instance (informational).
 	ZoneID string
 	// VSwitchIDs maps zone → vSwitch ("" zone when the file gave a bare id).
-	VSwitchIDs      map[string]string
+	VSwitchIDs map[string]string
+	// ResourceGroupID is the default resource group for new load balancers
+	// (rg-...); empty means the account default.
 	ResourceGroupID string
-	RouteTableIDs   []string
+	// RouteTableIDs are the route tables (vtb-...) for pod routes; empty
+	// means discover the VPC's one table.
+	RouteTableIDs []string
 	// ServiceBackendType is ecs or eni.
 	ServiceBackendType string
-	DisablePublicSLB   bool
-	FeatureGates       map[string]bool
-	Endpoints          Endpoints
-	MetadataEndpoint   string
-	RAMRoleName        string
+	// DisablePublicSLB refuses internet-facing CLBs.
+	DisablePublicSLB bool
+	// FeatureGates holds every known gate with its value (defaults filled
+	// in).
+	FeatureGates map[string]bool
+	// Endpoints are the product endpoints and scheme after environment
+	// overrides.
+	Endpoints Endpoints
+	// MetadataEndpoint is the metadata service base URL (default
+	// http://100.100.100.200).
+	MetadataEndpoint string
+	// RAMRoleName is the instance RAM role to take STS credentials from;
+	// empty means the only one listed.
+	RAMRoleName string
 	// StaticCredentials is the AccessKey from the file or the environment, if any.
-	StaticCredentials              *AccessKey
+	StaticCredentials *AccessKey
+	// ServiceMaxConcurrentReconciles is cloud-config
+	// serviceMaxConcurrentReconciles (0 when unset); informational.
 	ServiceMaxConcurrentReconciles int
 }
 
 // AccessKey is an AccessKey pair. Its secret never prints.
 type AccessKey struct {
-	ID     string
+	// ID is the AccessKey id (plain, already base64-decoded).
+	ID string
+	// Secret is the AccessKey secret, redacted when printed.
 	Secret Secret
 }
 
@@ -126,7 +210,11 @@ func (s Secret) Reveal() string { return string(s) }
 
 // FieldError is a configuration error that names the offending field.
 type FieldError struct {
-	Field  string
+	// Field names the setting: Global.<key> for the file, "env <VAR>" for the
+	// environment.
+	Field string
+	// Reason says what is wrong and what is expected; it never contains a
+	// secret.
 	Reason string
 }
 

@@ -20,18 +20,33 @@ import (
 
 // Instance is what the CCM needs of an ECS instance.
 type Instance struct {
-	ID           string
-	Region       string
-	Zone         string
-	Type         string
-	Status       string
-	ChargeType   string
+	// ID is the instance id (i-...).
+	ID string
+	// Region is the instance's region id, e.g. cn-hangzhou.
+	Region string
+	// Zone is the instance's zone id, e.g. cn-hangzhou-h (the Node's topology
+	// zone label).
+	Zone string
+	// Type is the instance type, e.g. ecs.g7.large (the Node's instance-type
+	// label).
+	Type string
+	// Status is the ECS status: Pending, Starting, Running, Stopping or
+	// Stopped.
+	Status string
+	// ChargeType is the billing method: PrePaid or PostPaid.
+	ChargeType string
+	// SpotStrategy is NoSpot, SpotWithPriceLimit or SpotAsPriceGo.
 	SpotStrategy string
-	PrivateIPs   []string
-	PublicIPs    []string
-	Tags         map[string]string
-	PrimaryENI   string
-	VSwitchID    string
+	// PrivateIPs are the VPC private addresses, the primary first.
+	PrivateIPs []string
+	// PublicIPs are the public and EIP addresses, if any.
+	PublicIPs []string
+	// Tags are the instance's tags, key to value.
+	Tags map[string]string
+	// PrimaryENI is the primary network interface (eni-...).
+	PrimaryENI string
+	// VSwitchID is the vSwitch the instance is attached to (vsw-...).
+	VSwitchID string
 }
 
 // Lister pages through the instances of a VPC.
@@ -41,6 +56,7 @@ type Lister interface {
 
 // CloudLister lists instances through the cloud client layer.
 type CloudLister struct {
+	// Client makes the DescribeInstances calls.
 	Client *cloud.Client
 }
 

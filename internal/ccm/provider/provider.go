@@ -32,8 +32,11 @@ const LegacyName = "alibabacloud"
 type Options struct {
 	// IMDSv2 uses session tokens with the metadata service.
 	IMDSv2 bool
-	// CloudQPS and CloudBurst bound each product's API call rate.
-	CloudQPS   float64
+	// CloudQPS is each product's sustained API call rate per second
+	// (--cloud-api-qps).
+	CloudQPS float64
+	// CloudBurst is how many calls per product may go at once above CloudQPS
+	// (--cloud-api-burst).
 	CloudBurst int
 	// InstanceCacheTTL is how long an instance listing answers node lookups.
 	InstanceCacheTTL time.Duration
