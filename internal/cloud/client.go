@@ -46,6 +46,7 @@ var Products = []Product{ECS, VPC, SLB, NLB}
 // Endpoints are host[:port] overrides per product; empty uses the SDK's
 // regional endpoint.
 type Endpoints struct {
+	// ECS, VPC, SLB and NLB are each product's API host[:port].
 	ECS, VPC, SLB, NLB string
 	// Scheme is HTTPS (default) or HTTP.
 	Scheme string
@@ -53,11 +54,18 @@ type Endpoints struct {
 
 // Options configure a Client.
 type Options struct {
-	Region      string
-	Endpoints   Endpoints
+	// Region is the region id every call is signed for and sent to, e.g.
+	// cn-hangzhou.
+	Region string
+	// Endpoints override the SDK's regional endpoints and set the scheme.
+	Endpoints Endpoints
+	// Credentials is asked for credentials before each call (AccessKey or
+	// refreshed STS token); required.
 	Credentials CredentialsProvider
-	// QPS and Burst bound each product's call rate (default 20 and 40).
-	QPS   float64
+	// QPS is each product's sustained call rate per second (default 20).
+	QPS float64
+	// Burst is each product's token-bucket size: calls that may go at once
+	// above QPS (default 40).
 	Burst int
 	// Timeout bounds one HTTP attempt (default 20s).
 	Timeout time.Duration
@@ -72,9 +80,13 @@ type Options struct {
 
 // Clients are the SDK clients signed with one set of credentials.
 type Clients struct {
+	// ECS is the ECS (2014-05-26) client.
 	ECS *ecs.Client
+	// VPC is the VPC (2016-04-28) client.
 	VPC *vpc.Client
+	// SLB is the CLB (SLB 2014-05-15) client.
 	SLB *slb.Client
+	// NLB is the NLB (2022-04-30) client.
 	NLB *nlb.Client
 }
 

@@ -11,9 +11,13 @@ import (
 
 // Credentials are what signs a request: an AccessKey, or an STS triple.
 type Credentials struct {
+	// AccessKeyID is the AccessKey id (LTAI... or STS.... for temporary
+	// credentials).
 	AccessKeyID     string
 	accessKeySecret string
-	SecurityToken   string
+	// SecurityToken is the STS token of temporary credentials; empty for an
+	// AccessKey.
+	SecurityToken string
 	// Expiration is zero for long-lived AccessKeys.
 	Expiration time.Time
 }
@@ -37,6 +41,7 @@ type CredentialsProvider interface {
 }
 
 // StaticProvider always returns the same AccessKey.
+// Creds are returned on every call.
 type StaticProvider struct{ Creds Credentials }
 
 // Credentials implements CredentialsProvider.

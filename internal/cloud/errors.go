@@ -52,13 +52,22 @@ func (c Class) Retryable() bool {
 
 // Error is a failed API call.
 type Error struct {
-	Product    Product
-	Action     string
-	Code       string
-	Message    string
-	RequestID  string
+	// Product is the product called (ECS, VPC, SLB or NLB).
+	Product Product
+	// Action is the API action, e.g. CreateLoadBalancer.
+	Action string
+	// Code is the cloud's error code, e.g. Throttling.User; empty when no
+	// response was decoded (transport error).
+	Code string
+	// Message is the cloud's error message.
+	Message string
+	// RequestID is the response's RequestId, for support cases.
+	RequestID string
+	// HTTPStatus is the response's HTTP status code (0 without a response).
 	HTTPStatus int
-	Class      Class
+	// Class is what the CCM does about the error (retry, treat as gone,
+	// report quota...), derived from Code and HTTPStatus.
+	Class Class
 	// Err is the underlying SDK or transport error.
 	Err error
 }

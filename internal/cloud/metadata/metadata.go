@@ -94,11 +94,18 @@ func (c *Client) GetContext(ctx context.Context, path string) (string, error) {
 
 // RoleCredentials are the temporary credentials of an instance RAM role.
 type RoleCredentials struct {
-	AccessKeyID     string    `json:"AccessKeyId"`
-	AccessKeySecret string    `json:"AccessKeySecret"`
-	SecurityToken   string    `json:"SecurityToken"`
-	Expiration      time.Time `json:"Expiration"`
-	Code            string    `json:"Code"`
+	// AccessKeyID is the temporary AccessKey id (STS.…).
+	AccessKeyID string `json:"AccessKeyId"`
+	// AccessKeySecret is the temporary AccessKey secret.
+	AccessKeySecret string `json:"AccessKeySecret"`
+	// SecurityToken is the STS token sent with each call.
+	SecurityToken string `json:"SecurityToken"`
+	// Expiration is when the credentials stop working (UTC, RFC 3339);
+	// refresh before it.
+	Expiration time.Time `json:"Expiration"`
+	// Code is "Success" when the role's credentials were issued; anything
+	// else is an error.
+	Code string `json:"Code"`
 }
 
 // RoleName returns the instance's RAM role (the first listed).
