@@ -109,6 +109,9 @@ func newClients(endpoint, keyID, keySecret string) (*clients, error) {
 
 // Instance is one ECS instance of the sandbox VPC.
 type Instance struct {
+	// ID is the instance id (i-...), HostName its host name (= the Node
+	// name), PrivateIP its primary private address, Zone and VSwitchID where
+	// it runs, Status its ECS status (Running, Stopped...).
 	ID, HostName, PrivateIP, Zone, VSwitchID, Status string
 }
 

@@ -33,75 +33,119 @@ const LabelLoadBalancerID = "service.k8s.alibaba/loadbalancer-id"
 
 // Summary is what a ready sandbox shows, also written to DIR/summary.json.
 type Summary struct {
-	Dir              string `json:"dir"`
-	Kubeconfig       string `json:"kubeconfig"`
+	// Dir is the sandbox's state directory (logs, kubeconfig, emulator
+	// state).
+	Dir string `json:"dir"`
+	// Kubeconfig is the path of the admin kubeconfig of the sandbox cluster.
+	Kubeconfig string `json:"kubeconfig"`
+	// EmulatorEndpoint is the emulator's host:port (every product and the
+	// metadata service).
 	EmulatorEndpoint string `json:"emulatorEndpoint"`
-	Region           string `json:"region"`
-	ClusterID        string `json:"clusterId"`
-	VpcID            string `json:"vpcId"`
-	RouteTableID     string `json:"routeTableId"`
+	// Region is the emulated region id, e.g. cn-hangzhou.
+	Region string `json:"region"`
+	// ClusterID is the cloud-config clusterID the CCM runs with.
+	ClusterID string `json:"clusterId"`
+	// VpcID is the sandbox VPC (vpc-...).
+	VpcID string `json:"vpcId"`
+	// RouteTableID is the VPC's route table (vtb-...) that carries the pod
+	// routes.
+	RouteTableID string `json:"routeTableId"`
 	// ReadySeconds is how long `up` took to reach ready.
-	ReadySeconds float64    `json:"readySeconds"`
-	Nodes        []NodeInfo `json:"nodes"`
+	ReadySeconds float64 `json:"readySeconds"`
+	// Nodes are the cluster's Nodes, as the API server reports them.
+	Nodes []NodeInfo `json:"nodes"`
 	// RoutesManaged is false when the CCM has no route controller.
-	RoutesManaged bool        `json:"routesManaged"`
-	Routes        []RouteInfo `json:"routes"`
+	RoutesManaged bool `json:"routesManaged"`
+	// Routes are the custom entries of the route table (pod CIDR routes).
+	Routes []RouteInfo `json:"routes"`
 	// Service is namespace/name of the example LoadBalancer Service.
 	Service string `json:"service"`
 	// ServicesManaged is false when the CCM has no service controller.
-	ServicesManaged bool              `json:"servicesManaged"`
-	LoadBalancer    *LoadBalancerInfo `json:"loadBalancer,omitempty"`
+	ServicesManaged bool `json:"servicesManaged"`
+	// LoadBalancer is the example Service's CLB; nil until it exists.
+	LoadBalancer *LoadBalancerInfo `json:"loadBalancer,omitempty"`
 }
 
 // NodeInfo is one Node as the API server reports it.
 type NodeInfo struct {
-	Name       string `json:"name"`
-	Zone       string `json:"zone"`
+	// Name is the Node name (the instance's host name).
+	Name string `json:"name"`
+	// Zone is the Node's topology.kubernetes.io/zone label, set by the CCM.
+	Zone string `json:"zone"`
+	// ProviderID is spec.providerID, <region>.<instance-id> once the CCM
+	// initialized the Node.
 	ProviderID string `json:"providerId"`
+	// InternalIP is the Node's InternalIP address.
 	InternalIP string `json:"internalIp"`
-	PodCIDR    string `json:"podCidr"`
-	Ready      bool   `json:"ready"`
+	// PodCIDR is spec.podCIDR, allocated by the controller manager's
+	// nodeipam.
+	PodCIDR string `json:"podCidr"`
+	// Ready is whether the Node's Ready condition is True.
+	Ready bool `json:"ready"`
 }
 
 // RouteInfo is one custom entry of the cluster's route table.
 type RouteInfo struct {
+	// Destination is the entry's destination CIDR (a Node's pod CIDR).
 	Destination string `json:"destination"`
+	// NextHopType is the VPC next-hop type, Instance for node routes.
 	NextHopType string `json:"nextHopType"`
-	NextHop     string `json:"nextHop"`
-	Status      string `json:"status"`
+	// NextHop is the next hop's id (an instance id i-...).
+	NextHop string `json:"nextHop"`
+	// Status is the entry's VPC status: Pending, then Available.
+	Status string `json:"status"`
 	// Node is the Node whose instance is the next hop, if any.
 	Node string `json:"node,omitempty"`
 }
 
 // LoadBalancerInfo is the example Service's CLB as the SLB API reports it.
 type LoadBalancerInfo struct {
-	ID          string         `json:"id"`
-	Name        string         `json:"name"`
-	Address     string         `json:"address"`
-	AddressType string         `json:"addressType"`
-	Spec        string         `json:"spec"`
-	Status      string         `json:"status"`
-	Listeners   []ListenerInfo `json:"listeners"`
-	Backends    []BackendInfo  `json:"backends"`
+	// ID is the CLB id (lb-...).
+	ID string `json:"id"`
+	// Name is the CLB's LoadBalancerName.
+	Name string `json:"name"`
+	// Address is the CLB's service IP address.
+	Address string `json:"address"`
+	// AddressType is internet or intranet.
+	AddressType string `json:"addressType"`
+	// Spec is the LoadBalancerSpec (e.g. slb.s1.small; empty for pay-by-LCU).
+	Spec string `json:"spec"`
+	// Status is the LoadBalancerStatus: active, inactive or locked.
+	Status string `json:"status"`
+	// Listeners are the CLB's listeners, by port.
+	Listeners []ListenerInfo `json:"listeners"`
+	// Backends are the members of the CLB's vServer groups.
+	Backends []BackendInfo `json:"backends"`
 }
 
 // ListenerInfo is one listener of the CLB.
 type ListenerInfo struct {
-	Port           int    `json:"port"`
-	Protocol       string `json:"protocol"`
-	Status         string `json:"status"`
-	BackendPort    int    `json:"backendPort,omitempty"`
+	// Port is the listener's frontend port.
+	Port int `json:"port"`
+	// Protocol is TCP, UDP, HTTP or HTTPS.
+	Protocol string `json:"protocol"`
+	// Status is running, stopped, starting, configuring or stopping.
+	Status string `json:"status"`
+	// BackendPort is the listener's default backend port, when it has one.
+	BackendPort int `json:"backendPort,omitempty"`
+	// VServerGroupID is the vServer group (rsp-...) the listener forwards to.
 	VServerGroupID string `json:"vServerGroupId,omitempty"`
 }
 
 // BackendInfo is one member of a vServer group of the CLB.
 type BackendInfo struct {
-	VServerGroupID   string `json:"vServerGroupId"`
+	// VServerGroupID is the group (rsp-...) the backend belongs to.
+	VServerGroupID string `json:"vServerGroupId"`
+	// VServerGroupName is that group's name.
 	VServerGroupName string `json:"vServerGroupName"`
-	ServerID         string `json:"serverId"`
-	Node             string `json:"node,omitempty"`
-	Port             int    `json:"port"`
-	Weight           int    `json:"weight"`
+	// ServerID is the backend's instance (i-...) or ENI (eni-...).
+	ServerID string `json:"serverId"`
+	// Node is the Node whose instance is ServerID, if any.
+	Node string `json:"node,omitempty"`
+	// Port is the backend port (the Service's NodePort for ecs backends).
+	Port int `json:"port"`
+	// Weight is the backend's weight, 0-100.
+	Weight int `json:"weight"`
 }
 
 // observer reads the sandbox's state from the API server and the cloud.
