@@ -41,8 +41,10 @@ type CredentialsProvider interface {
 }
 
 // StaticProvider always returns the same AccessKey.
-// Creds are returned on every call.
-type StaticProvider struct{ Creds Credentials }
+type StaticProvider struct {
+	// Creds are returned by every Credentials call.
+	Creds Credentials
+}
 
 // Credentials implements CredentialsProvider.
 func (p StaticProvider) Credentials(context.Context) (Credentials, error) { return p.Creds, nil }
