@@ -61,8 +61,11 @@ type Emulator struct {
 	Gateway *gateway.Gateway
 	// VPC, ECS, SLB and NLB are the products.
 	VPC *vpc.Service
+	// ECS is the ECS product (instances, ENIs, security groups).
 	ECS *ecs.Service
+	// SLB is the CLB product (load balancers, listeners, vServer groups).
 	SLB *slb.Service
+	// NLB is the NLB product (load balancers, listeners, server groups).
 	NLB *nlb.Service
 
 	region    string

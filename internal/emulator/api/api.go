@@ -110,14 +110,24 @@ func IsReadOnlyAction(action string) bool {
 // InstanceIdentity is what the instance metadata service serves for one ECS
 // instance.
 type InstanceIdentity struct {
-	InstanceID   string
-	RegionID     string
-	ZoneID       string
-	VpcID        string
-	VSwitchID    string
-	PrivateIPv4  string
+	// InstanceID is the instance id (i-...), served as /instance-id.
+	InstanceID string
+	// RegionID is the region id, served as /region-id.
+	RegionID string
+	// ZoneID is the zone id (e.g. cn-hangzhou-h), served as /zone-id.
+	ZoneID string
+	// VpcID is the instance's VPC (vpc-...), served as /vpc-id.
+	VpcID string
+	// VSwitchID is the instance's vSwitch (vsw-...), served as /vswitch-id.
+	VSwitchID string
+	// PrivateIPv4 is the primary private address, served as /private-ipv4.
+	PrivateIPv4 string
+	// VpcCIDRBlock is the VPC's CIDR block, served as /vpc-cidr-block.
 	VpcCIDRBlock string
-	Hostname     string
+	// Hostname is the instance's host name, served as /hostname.
+	Hostname string
+	// InstanceType is e.g. ecs.g7.large, served as /instance/instance-type.
 	InstanceType string
-	MAC          string
+	// MAC is the primary ENI's MAC address (aa:bb:...), served as /mac.
+	MAC string
 }

@@ -6,8 +6,11 @@ import "net/http"
 // ids it created and the fingerprint of its parameters. Products keep these
 // in their persisted state, so the JSON names are part of the state format.
 type TokenRecord struct {
-	IDs         []string `json:"ids"`
-	Fingerprint string   `json:"fingerprint"`
+	// IDs are the resource ids the call created, returned again on a replay.
+	IDs []string `json:"ids"`
+	// Fingerprint is Fingerprint(params) of the call; a replay with another
+	// fingerprint is IdempotentParameterMismatch.
+	Fingerprint string `json:"fingerprint"`
 }
 
 // TokenRecords holds a product's ClientToken records keyed by action and

@@ -205,7 +205,9 @@ func (p Params) Tags() []Tag {
 
 // Tag is one resource tag.
 type Tag struct {
-	Key   string `json:"Key"`
+	// Key is the tag key (Tag.N.Key).
+	Key string `json:"Key"`
+	// Value is the tag value (Tag.N.Value), possibly empty.
 	Value string `json:"Value"`
 }
 

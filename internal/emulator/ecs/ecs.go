@@ -35,8 +35,11 @@ type Service struct {
 // State is the ECS part of the emulated cloud; exported fields only so it
 // round-trips through encoding/json for --state persistence.
 type State struct {
-	Instances      map[string]*Instance      `json:"instances"`
-	ENIs           map[string]*ENI           `json:"enis"`
+	// Instances are the ECS instances by id (i-...).
+	Instances map[string]*Instance `json:"instances"`
+	// ENIs are the network interfaces by id (eni-...), primary ones included.
+	ENIs map[string]*ENI `json:"enis"`
+	// SecurityGroups are the security groups by id (sg-...).
 	SecurityGroups map[string]*SecurityGroup `json:"securityGroups"`
 	// Tokens remember ClientToken results per action for idempotency.
 	Tokens api.TokenRecords `json:"tokens"`
@@ -46,86 +49,164 @@ type State struct {
 
 // Instance is an ECS instance in a VPC.
 type Instance struct {
-	ID                      string    `json:"id"`
-	Name                    string    `json:"name"`
-	HostName                string    `json:"hostName"`
-	Description             string    `json:"description"`
-	InstanceType            string    `json:"instanceType"`
-	ImageID                 string    `json:"imageId"`
-	RegionID                string    `json:"regionId"`
-	ZoneID                  string    `json:"zoneId"`
-	VpcID                   string    `json:"vpcId"`
-	VSwitchID               string    `json:"vswitchId"`
-	PublicIP                string    `json:"publicIp,omitempty"`
-	ChargeType              string    `json:"chargeType"`
-	SpotStrategy            string    `json:"spotStrategy"`
-	InternetChargeType      string    `json:"internetChargeType"`
-	InternetMaxBandwidthOut int       `json:"internetMaxBandwidthOut"`
-	PrimaryENIID            string    `json:"primaryEniId"`
-	Tags                    []api.Tag `json:"tags,omitempty"`
+	// ID is the InstanceId (i-...).
+	ID string `json:"id"`
+	// Name is the InstanceName.
+	Name string `json:"name"`
+	// HostName is the guest host name (default iZ<id>Z); the kubelet's Node
+	// name.
+	HostName string `json:"hostName"`
+	// Description is the instance's free-text Description.
+	Description string `json:"description"`
+	// InstanceType is the instance type, e.g. ecs.g7.large.
+	InstanceType string `json:"instanceType"`
+	// ImageID is the image the instance was created from (ImageId).
+	ImageID string `json:"imageId"`
+	// RegionID is the instance's region, e.g. cn-hangzhou.
+	RegionID string `json:"regionId"`
+	// ZoneID is the zone of its vSwitch, e.g. cn-hangzhou-h.
+	ZoneID string `json:"zoneId"`
+	// VpcID is the VPC of its vSwitch (vpc-...).
+	VpcID string `json:"vpcId"`
+	// VSwitchID is the vSwitch of its primary ENI (vsw-...).
+	VSwitchID string `json:"vswitchId"`
+	// PublicIP is the optional public address (PublicIpAddress), not an EIP.
+	PublicIP string `json:"publicIp,omitempty"`
+	// ChargeType is InstanceChargeType: PrePaid or PostPaid.
+	ChargeType string `json:"chargeType"`
+	// SpotStrategy is NoSpot, SpotWithPriceLimit or SpotAsPriceGo.
+	SpotStrategy string `json:"spotStrategy"`
+	// InternetChargeType is PayByTraffic or PayByBandwidth.
+	InternetChargeType string `json:"internetChargeType"`
+	// InternetMaxBandwidthOut is the public outbound bandwidth cap in Mbit/s
+	// (0 without PublicIP).
+	InternetMaxBandwidthOut int `json:"internetMaxBandwidthOut"`
+	// PrimaryENIID is the instance's primary network interface (eni-...).
+	PrimaryENIID string `json:"primaryEniId"`
+	// Tags are set by Tag.N on create and TagResources (ResourceType
+	// instance).
+	Tags []api.Tag `json:"tags,omitempty"`
 	// Status is the settled status (Running or Stopped); Transition is shown
 	// instead until TransitionUntil, so reads never need to mutate.
-	Status          string    `json:"status"`
-	Transition      string    `json:"transition,omitempty"`
+	Status string `json:"status"`
+	// Transition is the transient status (Pending, Starting, Stopping)
+	// reported until TransitionUntil.
+	Transition string `json:"transition,omitempty"`
+	// TransitionUntil is when Transition gives way to Status (after
+	// store.DelayECSInstance).
 	TransitionUntil time.Time `json:"transitionUntil"`
-	StoppedMode     string    `json:"stoppedMode,omitempty"`
-	CreatedAt       time.Time `json:"createdAt"`
-	StartedAt       time.Time `json:"startedAt"`
-	Seq             int64     `json:"seq"`
+	// StoppedMode is KeepCharging or StopCharging from the last StopInstances
+	// (empty: KeepCharging).
+	StoppedMode string `json:"stoppedMode,omitempty"`
+	// CreatedAt is the CreationTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// StartedAt is the last start (StartTime).
+	StartedAt time.Time `json:"startedAt"`
+	// Seq orders instances by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // ENI is an elastic network interface.
 type ENI struct {
-	ID               string    `json:"id"`
-	Name             string    `json:"name"`
-	Description      string    `json:"description"`
-	InstanceID       string    `json:"instanceId"`
-	VpcID            string    `json:"vpcId"`
-	VSwitchID        string    `json:"vswitchId"`
-	ZoneID           string    `json:"zoneId"`
-	RegionID         string    `json:"regionId"`
-	MAC              string    `json:"mac"`
-	Type             string    `json:"type"`
-	PrivateIPs       []string  `json:"privateIps"`
-	SecurityGroupIDs []string  `json:"securityGroupIds"`
-	SourceDestCheck  bool      `json:"sourceDestCheck"`
-	DeleteOnRelease  bool      `json:"deleteOnRelease"`
-	Tags             []api.Tag `json:"tags,omitempty"`
-	CreatedAt        time.Time `json:"createdAt"`
-	Seq              int64     `json:"seq"`
+	// ID is the NetworkInterfaceId (eni-...).
+	ID string `json:"id"`
+	// Name is the NetworkInterfaceName.
+	Name string `json:"name"`
+	// Description is the ENI's free-text Description.
+	Description string `json:"description"`
+	// InstanceID is the instance the ENI is attached to (i-...); empty when
+	// detached.
+	InstanceID string `json:"instanceId"`
+	// VpcID is the VPC of the ENI's vSwitch (vpc-...).
+	VpcID string `json:"vpcId"`
+	// VSwitchID is the vSwitch the ENI's addresses come from (vsw-...).
+	VSwitchID string `json:"vswitchId"`
+	// ZoneID is the zone of that vSwitch.
+	ZoneID string `json:"zoneId"`
+	// RegionID is the ENI's region.
+	RegionID string `json:"regionId"`
+	// MAC is the MacAddress, aa:bb:cc:dd:ee:ff.
+	MAC string `json:"mac"`
+	// Type is Primary, Secondary, Trunk or Member.
+	Type string `json:"type"`
+	// PrivateIPs are the ENI's private addresses; the first is the primary
+	// one.
+	PrivateIPs []string `json:"privateIps"`
+	// SecurityGroupIDs are the security groups (sg-...) the ENI is in.
+	SecurityGroupIDs []string `json:"securityGroupIds"`
+	// SourceDestCheck drops traffic not addressed to or from the ENI's own
+	// IPs when true.
+	SourceDestCheck bool `json:"sourceDestCheck"`
+	// DeleteOnRelease deletes the ENI with its instance (true for primary
+	// ENIs).
+	DeleteOnRelease bool `json:"deleteOnRelease"`
+	// Tags are set by TagResources with ResourceType eni.
+	Tags []api.Tag `json:"tags,omitempty"`
+	// CreatedAt is the CreationTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq orders ENIs by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // SecurityGroup is an ECS security group of a VPC.
 type SecurityGroup struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	VpcID       string    `json:"vpcId"`
-	RegionID    string    `json:"regionId"`
-	Type        string    `json:"type"`
-	Rules       []*Rule   `json:"rules"`
-	Tags        []api.Tag `json:"tags,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
-	Seq         int64     `json:"seq"`
+	// ID is the SecurityGroupId (sg-...).
+	ID string `json:"id"`
+	// Name is the SecurityGroupName.
+	Name string `json:"name"`
+	// Description is the group's free-text Description.
+	Description string `json:"description"`
+	// VpcID is the VPC the group belongs to (vpc-...).
+	VpcID string `json:"vpcId"`
+	// RegionID is the group's region.
+	RegionID string `json:"regionId"`
+	// Type is SecurityGroupType: normal or enterprise.
+	Type string `json:"type"`
+	// Rules are the group's rules, in the order authorized.
+	Rules []*Rule `json:"rules"`
+	// Tags are set by Tag.N on create and TagResources (ResourceType
+	// securitygroup).
+	Tags []api.Tag `json:"tags,omitempty"`
+	// CreatedAt is the CreationTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq orders groups by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // Rule is one security group rule.
 type Rule struct {
-	ID                 string    `json:"id"`
-	Direction          string    `json:"direction"`
-	IPProtocol         string    `json:"ipProtocol"`
-	PortRange          string    `json:"portRange"`
-	SourceCidrIP       string    `json:"sourceCidrIp,omitempty"`
-	Ipv6SourceCidrIP   string    `json:"ipv6SourceCidrIp,omitempty"`
-	SourceGroupID      string    `json:"sourceGroupId,omitempty"`
-	SourcePrefixListID string    `json:"sourcePrefixListId,omitempty"`
-	DestCidrIP         string    `json:"destCidrIp,omitempty"`
-	SourcePortRange    string    `json:"sourcePortRange,omitempty"`
-	Policy             string    `json:"policy"`
-	Priority           string    `json:"priority"`
-	NicType            string    `json:"nicType"`
-	Description        string    `json:"description,omitempty"`
-	CreatedAt          time.Time `json:"createdAt"`
+	// ID is the SecurityGroupRuleId (sgr-...).
+	ID string `json:"id"`
+	// Direction is ingress or egress.
+	Direction string `json:"direction"`
+	// IPProtocol is TCP, UDP, ICMP, ICMPv6, GRE or ALL.
+	IPProtocol string `json:"ipProtocol"`
+	// PortRange is "from/to", e.g. 80/80, or -1/-1 for protocols without
+	// ports.
+	PortRange string `json:"portRange"`
+	// SourceCidrIP is the IPv4 source CIDR (SourceCidrIp).
+	SourceCidrIP string `json:"sourceCidrIp,omitempty"`
+	// Ipv6SourceCidrIP is the IPv6 source CIDR (Ipv6SourceCidrIp).
+	Ipv6SourceCidrIP string `json:"ipv6SourceCidrIp,omitempty"`
+	// SourceGroupID is the source security group (sg-...), instead of a CIDR.
+	SourceGroupID string `json:"sourceGroupId,omitempty"`
+	// SourcePrefixListID is the source prefix list (pl-...), instead of a
+	// CIDR.
+	SourcePrefixListID string `json:"sourcePrefixListId,omitempty"`
+	// DestCidrIP is the destination CIDR (DestCidrIp), optional.
+	DestCidrIP string `json:"destCidrIp,omitempty"`
+	// SourcePortRange is the source "from/to" port range, optional.
+	SourcePortRange string `json:"sourcePortRange,omitempty"`
+	// Policy is accept (default) or drop.
+	Policy string `json:"policy"`
+	// Priority is "1" (highest, default) to "100", as a string like the API.
+	Priority string `json:"priority"`
+	// NicType is intranet (default) or internet.
+	NicType string `json:"nicType"`
+	// Description is the rule's free-text Description.
+	Description string `json:"description,omitempty"`
+	// CreatedAt is the rule's CreateTime.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Reset empties the state, as on a fresh account.

@@ -7,23 +7,39 @@ import "time"
 
 // InstanceInfo is what other products need to know about an instance.
 type InstanceInfo struct {
-	ID        string
-	RegionID  string
-	ZoneID    string
-	VpcID     string
+	// ID is the instance id (i-...).
+	ID string
+	// RegionID is the instance's region.
+	RegionID string
+	// ZoneID is the instance's zone, e.g. cn-hangzhou-h.
+	ZoneID string
+	// VpcID is the instance's VPC (vpc-...).
+	VpcID string
+	// VSwitchID is the primary ENI's vSwitch (vsw-...).
 	VSwitchID string
+	// PrivateIP is the primary ENI's primary private address.
 	PrivateIP string
-	Status    string
-	ENIIDs    []string
+	// Status is the current status (Pending, Starting, Running, Stopping,
+	// Stopped).
+	Status string
+	// ENIIDs are the attached network interfaces (eni-...), primary first.
+	ENIIDs []string
 }
 
 // ENIInfo is what other products need to know about a network interface.
 type ENIInfo struct {
-	ID         string
+	// ID is the network interface id (eni-...).
+	ID string
+	// InstanceID is the instance it is attached to (i-...); empty when
+	// detached.
 	InstanceID string
-	VpcID      string
-	VSwitchID  string
-	ZoneID     string
+	// VpcID is the ENI's VPC (vpc-...).
+	VpcID string
+	// VSwitchID is the ENI's vSwitch (vsw-...).
+	VSwitchID string
+	// ZoneID is the zone of that vSwitch.
+	ZoneID string
+	// PrivateIPs are the ENI's private addresses, the primary first (a copy).
 	PrivateIPs []string
 }
 

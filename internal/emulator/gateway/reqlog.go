@@ -58,10 +58,14 @@ type RequestFilter struct {
 
 // Counter counts the calls of one action.
 type Counter struct {
+	// Product is the product name: ecs, vpc, slb or nlb.
 	Product string `json:"product"`
-	Action  string `json:"action"`
-	Calls   int    `json:"calls"`
-	Errors  int    `json:"errors"`
+	// Action is the action name as sent.
+	Action string `json:"action"`
+	// Calls is how many calls of the action arrived.
+	Calls int `json:"calls"`
+	// Errors is how many of them were answered with an error code.
+	Errors int `json:"errors"`
 }
 
 // requestLog is a ring buffer of recent calls plus per-action counters.

@@ -21,13 +21,22 @@ const (
 // Job is one asynchronous operation. Its status is computed from DoneAt, so
 // reads never mutate: Processing before, Succeeded after.
 type Job struct {
-	ID           string    `json:"id"`
-	Action       string    `json:"action"`
-	ResourceType string    `json:"resourceType"`
-	ResourceID   string    `json:"resourceId"`
-	RegionID     string    `json:"regionId"`
-	CreatedAt    time.Time `json:"createdAt"`
-	DoneAt       time.Time `json:"doneAt"`
+	// ID is the JobId, an upper-case UUID.
+	ID string `json:"id"`
+	// Action is the API action that started the job, e.g. CreateListener.
+	Action string `json:"action"`
+	// ResourceType is the locked resource's kind: loadbalancer or
+	// servergroup.
+	ResourceType string `json:"resourceType"`
+	// ResourceID is the locked resource (nlb-... or sgp-...).
+	ResourceID string `json:"resourceId"`
+	// RegionID is the job's region.
+	RegionID string `json:"regionId"`
+	// CreatedAt is when the job started.
+	CreatedAt time.Time `json:"createdAt"`
+	// DoneAt is when the job succeeds (after store.DelayNLBJob) and its lock
+	// is released.
+	DoneAt time.Time `json:"doneAt"`
 }
 
 func (j *Job) status(now time.Time) string {

@@ -27,37 +27,72 @@ const maxAdditionalCertificates = 25
 
 // Listener is an NLB listener.
 type Listener struct {
-	ID             string `json:"id"`
+	// ID is the ListenerId (lsn-...).
+	ID string `json:"id"`
+	// LoadBalancerID is the load balancer (nlb-...) the listener belongs to.
 	LoadBalancerID string `json:"loadBalancerId"`
-	RegionID       string `json:"regionId"`
-	Protocol       string `json:"protocol"`
+	// RegionID is the listener's region.
+	RegionID string `json:"regionId"`
+	// Protocol is the ListenerProtocol: TCP, UDP or TCPSSL.
+	Protocol string `json:"protocol"`
 	// Port is the listener port; 0 for an any-port listener that uses
 	// StartPort..EndPort instead.
-	Port                 int       `json:"port"`
-	StartPort            int       `json:"startPort,omitempty"`
-	EndPort              int       `json:"endPort,omitempty"`
-	Description          string    `json:"description,omitempty"`
-	ServerGroupID        string    `json:"serverGroupId"`
-	IdleTimeout          int       `json:"idleTimeout"`
-	SecurityPolicyID     string    `json:"securityPolicyId,omitempty"`
-	CertificateIDs       []string  `json:"certificateIds,omitempty"`
-	AdditionalCertIDs    []string  `json:"additionalCertIds,omitempty"`
-	CACertificateIDs     []string  `json:"caCertificateIds,omitempty"`
-	CAEnabled            bool      `json:"caEnabled"`
-	AlpnEnabled          bool      `json:"alpnEnabled"`
-	AlpnPolicy           string    `json:"alpnPolicy,omitempty"`
-	ProxyProtocolEnabled bool      `json:"proxyProtocolEnabled"`
-	SecSensorEnabled     bool      `json:"secSensorEnabled"`
-	Cps                  int       `json:"cps"`
-	Mss                  int       `json:"mss"`
-	Tags                 []api.Tag `json:"tags,omitempty"`
+	Port int `json:"port"`
+	// StartPort is the first port of an any-port listener's range; 0
+	// otherwise.
+	StartPort int `json:"startPort,omitempty"`
+	// EndPort is the last port of an any-port listener's range; 0 otherwise.
+	EndPort int `json:"endPort,omitempty"`
+	// Description is the ListenerDescription, 2-256 characters or empty.
+	Description string `json:"description,omitempty"`
+	// ServerGroupID is the server group (sgp-...) the listener forwards to;
+	// its protocol matches.
+	ServerGroupID string `json:"serverGroupId"`
+	// IdleTimeout is the connection idle timeout in seconds, 1-900 (default
+	// 900).
+	IdleTimeout int `json:"idleTimeout"`
+	// SecurityPolicyID is a TCPSSL listener's TLS security policy.
+	SecurityPolicyID string `json:"securityPolicyId,omitempty"`
+	// CertificateIDs holds a TCPSSL listener's one default server
+	// certificate.
+	CertificateIDs []string `json:"certificateIds,omitempty"`
+	// AdditionalCertIDs are the extra server certificates of a TCPSSL
+	// listener (at most 25).
+	AdditionalCertIDs []string `json:"additionalCertIds,omitempty"`
+	// CACertificateIDs are the CA certificates for mutual TLS (TCPSSL).
+	CACertificateIDs []string `json:"caCertificateIds,omitempty"`
+	// CAEnabled turns on mutual TLS; it needs CACertificateIDs.
+	CAEnabled bool `json:"caEnabled"`
+	// AlpnEnabled turns on ALPN for a TCPSSL listener.
+	AlpnEnabled bool `json:"alpnEnabled"`
+	// AlpnPolicy is HTTP1Only, HTTP2Only, HTTP2Preferred or HTTP2Optional.
+	AlpnPolicy string `json:"alpnPolicy,omitempty"`
+	// ProxyProtocolEnabled passes client addresses to servers with the PROXY
+	// protocol.
+	ProxyProtocolEnabled bool `json:"proxyProtocolEnabled"`
+	// SecSensorEnabled turns on second-level monitoring metrics.
+	SecSensorEnabled bool `json:"secSensorEnabled"`
+	// Cps is the listener's new-connections-per-second limit, 0 (unlimited)
+	// to 1000000.
+	Cps int `json:"cps"`
+	// Mss is the TCP maximum segment size in bytes, 0 (not set) to 1500.
+	Mss int `json:"mss"`
+	// Tags are set by Tag.N on create and TagResources (ResourceType
+	// listener).
+	Tags []api.Tag `json:"tags,omitempty"`
 	// Status is the settled status (Running or Stopped); Transition is
 	// reported instead until TransitionUntil, so reads never mutate.
-	Status          string    `json:"status"`
-	Transition      string    `json:"transition,omitempty"`
+	Status string `json:"status"`
+	// Transition is the transient status (Provisioning, Configuring,
+	// Starting, Stopping) reported until TransitionUntil.
+	Transition string `json:"transition,omitempty"`
+	// TransitionUntil is when Transition gives way to Status (the end of the
+	// job).
 	TransitionUntil time.Time `json:"transitionUntil"`
-	CreatedAt       time.Time `json:"createdAt"`
-	Seq             int64     `json:"seq"`
+	// CreatedAt is when the listener was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq orders listeners by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 func (l *Listener) status(now time.Time) string {

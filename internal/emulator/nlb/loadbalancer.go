@@ -28,53 +28,98 @@ const (
 
 // LoadBalancer is one NLB instance.
 type LoadBalancer struct {
-	ID                     string         `json:"id"`
-	Name                   string         `json:"name"`
-	Type                   string         `json:"type"`
-	AddressType            string         `json:"addressType"`
-	AddressIPVersion       string         `json:"addressIpVersion"`
-	IPv6AddressType        string         `json:"ipv6AddressType,omitempty"`
-	VpcID                  string         `json:"vpcId"`
-	RegionID               string         `json:"regionId"`
-	AccountID              string         `json:"accountId"`
-	ResourceGroupID        string         `json:"resourceGroupId"`
-	PayType                string         `json:"payType"`
-	BandwidthPackageID     string         `json:"bandwidthPackageId,omitempty"`
-	CrossZoneEnabled       bool           `json:"crossZoneEnabled"`
-	TrafficAffinityEnabled bool           `json:"trafficAffinityEnabled"`
-	Cps                    int            `json:"cps"`
-	Zones                  []*ZoneMapping `json:"zones"`
-	SecurityGroupIDs       []string       `json:"securityGroupIds"`
-	DeletionProtection     Protection     `json:"deletionProtection"`
-	ModificationProtection Protection     `json:"modificationProtection"`
-	Tags                   []api.Tag      `json:"tags,omitempty"`
-	CreatedAt              time.Time      `json:"createdAt"`
-	// ReadyAt ends Provisioning; ConfiguringUntil ends an LB-level update;
-	// BusyUntil ends the lock held by the last job on the LB or its listeners.
-	ReadyAt          time.Time `json:"readyAt"`
+	// ID is the LoadBalancerId (nlb-...).
+	ID string `json:"id"`
+	// Name is the LoadBalancerName.
+	Name string `json:"name"`
+	// Type is the LoadBalancerType, always Network.
+	Type string `json:"type"`
+	// AddressType is Internet or Intranet (IPv4).
+	AddressType string `json:"addressType"`
+	// AddressIPVersion is ipv4 (default) or DualStack.
+	AddressIPVersion string `json:"addressIpVersion"`
+	// IPv6AddressType is Internet or Intranet for DualStack load balancers;
+	// empty for ipv4.
+	IPv6AddressType string `json:"ipv6AddressType,omitempty"`
+	// VpcID is the VPC the load balancer serves (vpc-...).
+	VpcID string `json:"vpcId"`
+	// RegionID is the load balancer's region.
+	RegionID string `json:"regionId"`
+	// AccountID is the owning account (the caller's), reported as AliUid.
+	AccountID string `json:"accountId"`
+	// ResourceGroupID is the resource group (rg-...; the account default when
+	// not given).
+	ResourceGroupID string `json:"resourceGroupId"`
+	// PayType is the billing PayType, always PostPay.
+	PayType string `json:"payType"`
+	// BandwidthPackageID is the shared bandwidth package (cbwp-...) of an
+	// internet load balancer, if any.
+	BandwidthPackageID string `json:"bandwidthPackageId,omitempty"`
+	// CrossZoneEnabled lets each zone forward to servers in every zone
+	// (default true).
+	CrossZoneEnabled bool `json:"crossZoneEnabled"`
+	// TrafficAffinityEnabled prefers servers in the client's zone.
+	TrafficAffinityEnabled bool `json:"trafficAffinityEnabled"`
+	// Cps is the new-connections-per-second limit, 0 (unlimited) to 1000000.
+	Cps int `json:"cps"`
+	// Zones are the zone mappings, 2 to 10, one per zone.
+	Zones []*ZoneMapping `json:"zones"`
+	// SecurityGroupIDs are the security groups (sg-...) of the VPC the load
+	// balancer joined, at most 4.
+	SecurityGroupIDs []string `json:"securityGroupIds"`
+	// DeletionProtection refuses DeleteLoadBalancer while enabled.
+	DeletionProtection Protection `json:"deletionProtection"`
+	// ModificationProtection has Status NonProtection or ConsoleProtection
+	// (guards console changes only).
+	ModificationProtection Protection `json:"modificationProtection"`
+	// Tags are set by Tag.N on create and TagResources (ResourceType
+	// loadbalancer).
+	Tags []api.Tag `json:"tags,omitempty"`
+	// CreatedAt is the CreateTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// ReadyAt ends the Provisioning status after creation.
+	ReadyAt time.Time `json:"readyAt"`
+	// ConfiguringUntil ends the Configuring status of an LB-level update.
 	ConfiguringUntil time.Time `json:"configuringUntil"`
-	BusyUntil        time.Time `json:"busyUntil"`
-	Seq              int64     `json:"seq"`
+	// BusyUntil ends the lock of the last job on the LB or its listeners
+	// (Conflict.Lock before).
+	BusyUntil time.Time `json:"busyUntil"`
+	// Seq orders load balancers by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // Protection is a deletion or modification protection setting; Status is
 // used by modification protection only (NonProtection or ConsoleProtection).
 type Protection struct {
-	Enabled     bool      `json:"enabled"`
-	Status      string    `json:"status,omitempty"`
-	Reason      string    `json:"reason,omitempty"`
+	// Enabled is whether the protection is on.
+	Enabled bool `json:"enabled"`
+	// Status is NonProtection or ConsoleProtection (modification
+	// protection only; empty for deletion protection).
+	Status string `json:"status,omitempty"`
+	// Reason is the user's reason for enabling it, shown as is.
+	Reason string `json:"reason,omitempty"`
+	// EnabledTime is when it was last enabled (zero when off).
 	EnabledTime time.Time `json:"enabledTime"`
 }
 
 // ZoneMapping is the LB's presence in one zone: its vSwitch and addresses.
 type ZoneMapping struct {
-	ZoneID       string `json:"zoneId"`
-	VSwitchID    string `json:"vswitchId"`
-	EniID        string `json:"eniId"`
-	PrivateIPv4  string `json:"privateIpv4"`
-	PublicIPv4   string `json:"publicIpv4,omitempty"`
+	// ZoneID is the zone, e.g. cn-hangzhou-h.
+	ZoneID string `json:"zoneId"`
+	// VSwitchID is the load balancer's vSwitch in that zone (vsw-...).
+	VSwitchID string `json:"vswitchId"`
+	// EniID is the load balancer's network interface in the zone (eni-...).
+	EniID string `json:"eniId"`
+	// PrivateIPv4 is the zone's private address, from the vSwitch
+	// (PrivateIPv4Address).
+	PrivateIPv4 string `json:"privateIpv4"`
+	// PublicIPv4 is the zone's public address for Internet load balancers.
+	PublicIPv4 string `json:"publicIpv4,omitempty"`
+	// AllocationID is the EIP (eip-...) behind PublicIPv4: given on create or
+	// allocated.
 	AllocationID string `json:"allocationId,omitempty"`
-	IPv6         string `json:"ipv6,omitempty"`
+	// IPv6 is the zone's IPv6 address for DualStack load balancers.
+	IPv6 string `json:"ipv6,omitempty"`
 }
 
 func (lb *LoadBalancer) status(now time.Time) string {

@@ -29,10 +29,15 @@ type Service struct {
 // State is the NLB part of the emulated cloud; exported fields only so it
 // round-trips through encoding/json for --state persistence.
 type State struct {
+	// LoadBalancers are the NLB instances by id (nlb-...).
 	LoadBalancers map[string]*LoadBalancer `json:"loadBalancers"`
-	ServerGroups  map[string]*ServerGroup  `json:"serverGroups"`
-	Listeners     map[string]*Listener     `json:"listeners"`
-	Jobs          map[string]*Job          `json:"jobs"`
+	// ServerGroups are the server groups by id (sgp-...).
+	ServerGroups map[string]*ServerGroup `json:"serverGroups"`
+	// Listeners are the listeners of every load balancer by id (lsn-...).
+	Listeners map[string]*Listener `json:"listeners"`
+	// Jobs are the asynchronous jobs by JobId, kept for GetJobStatus and
+	// ListAsynJobs.
+	Jobs map[string]*Job `json:"jobs"`
 	// Tokens remember the response of each call made with a ClientToken, so
 	// a retry gets the same answer instead of a second resource.
 	Tokens map[string]*TokenRecord `json:"tokens"`
@@ -44,9 +49,13 @@ type State struct {
 
 // TokenRecord is the answer to a call made with a ClientToken.
 type TokenRecord struct {
-	Fingerprint string         `json:"fingerprint"`
-	Response    map[string]any `json:"response"`
-	At          time.Time      `json:"at"`
+	// Fingerprint is api.Fingerprint of the first call's parameters; a retry
+	// with another one is refused.
+	Fingerprint string `json:"fingerprint"`
+	// Response is the first call's response body, returned again to a retry.
+	Response map[string]any `json:"response"`
+	// At is when the first call was made; records expire tokenTTL later.
+	At time.Time `json:"at"`
 }
 
 // Reset empties the state, as on a fresh account.

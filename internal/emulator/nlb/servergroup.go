@@ -28,60 +28,115 @@ const maxServerGroups = 3000
 
 // ServerGroup is an NLB server group.
 type ServerGroup struct {
-	ID                      string      `json:"id"`
-	Name                    string      `json:"name"`
-	Type                    string      `json:"type"`
-	AddressIPVersion        string      `json:"addressIpVersion"`
-	VpcID                   string      `json:"vpcId"`
-	RegionID                string      `json:"regionId"`
-	AccountID               string      `json:"accountId"`
-	ResourceGroupID         string      `json:"resourceGroupId"`
-	Protocol                string      `json:"protocol"`
-	Scheduler               string      `json:"scheduler"`
-	AnyPortEnabled          bool        `json:"anyPortEnabled"`
-	ConnectionDrainEnabled  bool        `json:"connectionDrainEnabled"`
-	ConnectionDrainTimeout  int         `json:"connectionDrainTimeout"`
-	PreserveClientIPEnabled bool        `json:"preserveClientIpEnabled"`
-	PersistenceEnabled      bool        `json:"persistenceEnabled"`
-	PersistenceTimeout      int         `json:"persistenceTimeout"`
-	HealthCheck             HealthCheck `json:"healthCheck"`
-	Servers                 []*Server   `json:"servers"`
-	Tags                    []api.Tag   `json:"tags,omitempty"`
-	CreatedAt               time.Time   `json:"createdAt"`
-	// ReadyAt ends Creating; ConfiguringUntil ends an update; BusyUntil
-	// ends the lock held by the last job on the group.
-	ReadyAt          time.Time `json:"readyAt"`
+	// ID is the ServerGroupId (sgp-...).
+	ID string `json:"id"`
+	// Name is the ServerGroupName.
+	Name string `json:"name"`
+	// Type is the ServerGroupType: Instance (default; Ecs, Eni, Eci servers)
+	// or Ip.
+	Type string `json:"type"`
+	// AddressIPVersion is ipv4 (default) or DualStack.
+	AddressIPVersion string `json:"addressIpVersion"`
+	// VpcID is the VPC the servers must be in (vpc-...).
+	VpcID string `json:"vpcId"`
+	// RegionID is the group's region.
+	RegionID string `json:"regionId"`
+	// AccountID is the owning account (the caller's).
+	AccountID string `json:"accountId"`
+	// ResourceGroupID is the resource group (rg-...; the account default when
+	// not given).
+	ResourceGroupID string `json:"resourceGroupId"`
+	// Protocol is TCP (default), UDP or TCPSSL; listeners using the group
+	// must match.
+	Protocol string `json:"protocol"`
+	// Scheduler is the balancing algorithm: Wrr (default), Rr, Sch, Tch, Qch
+	// or Wlc.
+	Scheduler string `json:"scheduler"`
+	// AnyPortEnabled forwards every port (servers have port 0); fixed at
+	// create.
+	AnyPortEnabled bool `json:"anyPortEnabled"`
+	// ConnectionDrainEnabled keeps connections to removed servers for
+	// ConnectionDrainTimeout.
+	ConnectionDrainEnabled bool `json:"connectionDrainEnabled"`
+	// ConnectionDrainTimeout is the draining time in seconds, 0-900 (default
+	// 10).
+	ConnectionDrainTimeout int `json:"connectionDrainTimeout"`
+	// PreserveClientIPEnabled makes servers see client source addresses.
+	PreserveClientIPEnabled bool `json:"preserveClientIpEnabled"`
+	// PersistenceEnabled turns on client IP session persistence.
+	PersistenceEnabled bool `json:"persistenceEnabled"`
+	// PersistenceTimeout is the persistence time in seconds, 0-3600.
+	PersistenceTimeout int `json:"persistenceTimeout"`
+	// HealthCheck is the group's HealthCheckConfig (default: enabled TCP
+	// checks).
+	HealthCheck HealthCheck `json:"healthCheck"`
+	// Servers are the backends, in the order added.
+	Servers []*Server `json:"servers"`
+	// Tags are set by Tag.N on create and TagResources (ResourceType
+	// servergroup).
+	Tags []api.Tag `json:"tags,omitempty"`
+	// CreatedAt is when the group was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// ReadyAt ends the Creating status after creation.
+	ReadyAt time.Time `json:"readyAt"`
+	// ConfiguringUntil ends the Configuring status of an update.
 	ConfiguringUntil time.Time `json:"configuringUntil"`
-	BusyUntil        time.Time `json:"busyUntil"`
-	Seq              int64     `json:"seq"`
+	// BusyUntil ends the lock of the last job on the group (Conflict.Lock
+	// before).
+	BusyUntil time.Time `json:"busyUntil"`
+	// Seq orders groups by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // HealthCheck is a server group's health check configuration.
 type HealthCheck struct {
-	Enabled        bool     `json:"enabled"`
-	Type           string   `json:"type"`
-	ConnectPort    int      `json:"connectPort"`
-	ConnectTimeout int      `json:"connectTimeout"`
-	Interval       int      `json:"interval"`
-	Healthy        int      `json:"healthy"`
-	Unhealthy      int      `json:"unhealthy"`
-	Domain         string   `json:"domain,omitempty"`
-	URL            string   `json:"url,omitempty"`
-	Method         string   `json:"method,omitempty"`
-	HTTPCodes      []string `json:"httpCodes,omitempty"`
+	// Enabled is HealthCheckEnabled (default true).
+	Enabled bool `json:"enabled"`
+	// Type is the HealthCheckType: TCP (default), HTTP or UDP.
+	Type string `json:"type"`
+	// ConnectPort is the port probed, 0 (the server's port) to 65535.
+	ConnectPort int `json:"connectPort"`
+	// ConnectTimeout is the probe timeout in seconds, 1-300 (default 5).
+	ConnectTimeout int `json:"connectTimeout"`
+	// Interval is the seconds between probes, 1-50 (default 10).
+	Interval int `json:"interval"`
+	// Healthy is the HealthyThreshold: successes to turn healthy, 2-10
+	// (default 2).
+	Healthy int `json:"healthy"`
+	// Unhealthy is the UnhealthyThreshold: failures to turn unhealthy, 2-10
+	// (default 2).
+	Unhealthy int `json:"unhealthy"`
+	// Domain is the HealthCheckDomain of HTTP checks.
+	Domain string `json:"domain,omitempty"`
+	// URL is the HealthCheckUrl of HTTP checks, starting with / (default /).
+	URL string `json:"url,omitempty"`
+	// Method is the HttpCheckMethod of HTTP checks: GET (default) or HEAD.
+	Method string `json:"method,omitempty"`
+	// HTTPCodes are the healthy HTTP status classes: http_2xx, http_3xx,
+	// http_4xx, http_5xx.
+	HTTPCodes []string `json:"httpCodes,omitempty"`
 }
 
 // Server is a backend of a server group.
 type Server struct {
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	IP          string `json:"ip"`
-	Port        int    `json:"port"`
-	Weight      int    `json:"weight"`
+	// ID is the ServerId: an instance (i-...), ENI (eni-...), ECI or, for Ip
+	// servers, the address itself.
+	ID string `json:"id"`
+	// Type is the ServerType: Ecs, Eni, Eci or Ip.
+	Type string `json:"type"`
+	// IP is the ServerIp the traffic goes to.
+	IP string `json:"ip"`
+	// Port is the backend port, 0-65535 (0 in any-port groups).
+	Port int `json:"port"`
+	// Weight is 0-100 (default 100); 0 sends no new connections.
+	Weight int `json:"weight"`
+	// Description is the server's free-text Description.
 	Description string `json:"description,omitempty"`
-	ZoneID      string `json:"zoneId,omitempty"`
-	// ReadyAt ends Adding; ConfiguringUntil ends an attribute update.
-	ReadyAt          time.Time `json:"readyAt"`
+	// ZoneID is the server's zone, when known.
+	ZoneID string `json:"zoneId,omitempty"`
+	// ReadyAt ends the Adding status after the server was added.
+	ReadyAt time.Time `json:"readyAt"`
+	// ConfiguringUntil ends the Configuring status of an attribute update.
 	ConfiguringUntil time.Time `json:"configuringUntil"`
 }
 

@@ -5,26 +5,39 @@ package vpc
 
 // VSwitchInfo is what other products need to know about a vSwitch.
 type VSwitchInfo struct {
-	ID        string
-	VpcID     string
-	ZoneID    string
+	// ID is the vSwitch id (vsw-...).
+	ID string
+	// VpcID is the vSwitch's VPC (vpc-...).
+	VpcID string
+	// ZoneID is the vSwitch's zone, e.g. cn-hangzhou-h.
+	ZoneID string
+	// CIDRBlock is the vSwitch's CIDR.
 	CIDRBlock string
-	RegionID  string
+	// RegionID is the vSwitch's region.
+	RegionID string
 }
 
 // VPCInfo is what other products need to know about a VPC.
 type VPCInfo struct {
-	ID        string
+	// ID is the VPC id (vpc-...).
+	ID string
+	// CIDRBlock is the VPC's IPv4 CIDR.
 	CIDRBlock string
-	RegionID  string
+	// RegionID is the VPC's region.
+	RegionID string
+	// VRouterID is the VPC's vRouter (vrt-...).
 	VRouterID string
 }
 
 // EIPInfo is an elastic IP as other products report it.
 type EIPInfo struct {
-	AllocationID       string
-	IPAddress          string
-	Bandwidth          string
+	// AllocationID is the EIP's AllocationId (eip-...).
+	AllocationID string
+	// IPAddress is the public IPv4 address.
+	IPAddress string
+	// Bandwidth is the peak bandwidth in Mbit/s, as a string.
+	Bandwidth string
+	// InternetChargeType is PayByTraffic or PayByBandwidth.
 	InternetChargeType string
 }
 

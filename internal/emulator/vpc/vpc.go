@@ -35,11 +35,16 @@ type Service struct {
 // State is the VPC part of the emulated cloud; exported fields only so it
 // round-trips through encoding/json for --state persistence.
 type State struct {
-	VPCs         map[string]*VPC        `json:"vpcs"`
-	VSwitches    map[string]*VSwitch    `json:"vswitches"`
-	RouteTables  map[string]*RouteTable `json:"routeTables"`
+	// VPCs are the VPCs by id (vpc-...).
+	VPCs map[string]*VPC `json:"vpcs"`
+	// VSwitches are the vSwitches by id (vsw-...).
+	VSwitches map[string]*VSwitch `json:"vswitches"`
+	// RouteTables are the route tables by id (vtb-...), system and custom.
+	RouteTables map[string]*RouteTable `json:"routeTables"`
+	// RouteEntries are the route entries of every table by id (rte-...).
 	RouteEntries map[string]*RouteEntry `json:"routeEntries"`
-	EIPs         map[string]*EIP        `json:"eips"`
+	// EIPs are the elastic IPs by allocation id (eip-...).
+	EIPs map[string]*EIP `json:"eips"`
 	// Tokens remember ClientToken results per action for idempotency.
 	Tokens api.TokenRecords `json:"tokens"`
 	// Seq orders resources by creation, for stable listings.
@@ -48,17 +53,30 @@ type State struct {
 
 // VPC is a virtual private cloud with its vRouter.
 type VPC struct {
-	ID                 string    `json:"id"`
-	Name               string    `json:"name"`
-	Description        string    `json:"description"`
-	CIDRBlock          string    `json:"cidrBlock"`
-	RegionID           string    `json:"regionId"`
-	VRouterID          string    `json:"vRouterId"`
-	SystemRouteTableID string    `json:"systemRouteTableId"`
-	IsDefault          bool      `json:"isDefault"`
-	Tags               []api.Tag `json:"tags,omitempty"`
-	CreatedAt          time.Time `json:"createdAt"`
-	Seq                int64     `json:"seq"`
+	// ID is the VpcId (vpc-...).
+	ID string `json:"id"`
+	// Name is the VpcName.
+	Name string `json:"name"`
+	// Description is the VPC's free-text Description.
+	Description string `json:"description"`
+	// CIDRBlock is the VPC's IPv4 CidrBlock, e.g. 192.168.0.0/16.
+	CIDRBlock string `json:"cidrBlock"`
+	// RegionID is the VPC's region.
+	RegionID string `json:"regionId"`
+	// VRouterID is the VPC's vRouter (vrt-...), created with it.
+	VRouterID string `json:"vRouterId"`
+	// SystemRouteTableID is the vRouter's system route table (vtb-...),
+	// created with the VPC.
+	SystemRouteTableID string `json:"systemRouteTableId"`
+	// IsDefault marks the region's default VPC.
+	IsDefault bool `json:"isDefault"`
+	// Tags are the VPC's tags (Tag.N on CreateVpc; the DescribeVpcs Tag
+	// filter).
+	Tags []api.Tag `json:"tags,omitempty"`
+	// CreatedAt is the CreationTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq orders VPCs by creation, for stable listings.
+	Seq int64 `json:"seq"`
 	// RouteBusyUntil is when the last route write in this VPC finishes; a
 	// route write before then is a TaskConflict.
 	RouteBusyUntil time.Time `json:"routeBusyUntil"`
@@ -66,59 +84,112 @@ type VPC struct {
 
 // VSwitch is a subnet of a VPC in one zone.
 type VSwitch struct {
-	ID           string          `json:"id"`
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	VpcID        string          `json:"vpcId"`
-	ZoneID       string          `json:"zoneId"`
-	CIDRBlock    string          `json:"cidrBlock"`
-	RegionID     string          `json:"regionId"`
-	RouteTableID string          `json:"routeTableId"`
-	Tags         []api.Tag       `json:"tags,omitempty"`
-	UsedIPs      map[string]bool `json:"usedIps"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	Seq          int64           `json:"seq"`
+	// ID is the VSwitchId (vsw-...).
+	ID string `json:"id"`
+	// Name is the VSwitchName.
+	Name string `json:"name"`
+	// Description is the vSwitch's free-text Description.
+	Description string `json:"description"`
+	// VpcID is the VPC the vSwitch belongs to (vpc-...).
+	VpcID string `json:"vpcId"`
+	// ZoneID is the vSwitch's zone: the region plus a letter, e.g.
+	// cn-hangzhou-h.
+	ZoneID string `json:"zoneId"`
+	// CIDRBlock is the vSwitch's CIDR, inside the VPC's.
+	CIDRBlock string `json:"cidrBlock"`
+	// RegionID is the vSwitch's region.
+	RegionID string `json:"regionId"`
+	// RouteTableID is the route table the vSwitch is bound to (the VPC's
+	// system table unless set).
+	RouteTableID string `json:"routeTableId"`
+	// Tags are the vSwitch's tags (Tag.N on CreateVSwitch; the
+	// DescribeVSwitches Tag filter).
+	Tags []api.Tag `json:"tags,omitempty"`
+	// UsedIPs are the addresses allocated in the vSwitch (ENIs, load
+	// balancers); AvailableIpAddressCount is computed from them.
+	UsedIPs map[string]bool `json:"usedIps"`
+	// CreatedAt is the CreationTime.
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq orders vSwitches by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // RouteTable is a route table of a VPC's vRouter.
 type RouteTable struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	VpcID     string    `json:"vpcId"`
-	VRouterID string    `json:"vRouterId"`
-	Type      string    `json:"type"`
-	RegionID  string    `json:"regionId"`
+	// ID is the RouteTableId (vtb-...).
+	ID string `json:"id"`
+	// Name is the RouteTableName.
+	Name string `json:"name"`
+	// VpcID is the VPC of the table's vRouter (vpc-...).
+	VpcID string `json:"vpcId"`
+	// VRouterID is the vRouter the table belongs to (vrt-...).
+	VRouterID string `json:"vRouterId"`
+	// Type is TypeSystem (one per VPC) or TypeCustom.
+	Type string `json:"type"`
+	// RegionID is the table's region.
+	RegionID string `json:"regionId"`
+	// CreatedAt is the CreationTime.
 	CreatedAt time.Time `json:"createdAt"`
-	Seq       int64     `json:"seq"`
+	// Seq orders tables by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // RouteEntry is one route of a route table.
 type RouteEntry struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	TableID     string    `json:"tableId"`
-	DestCIDR    string    `json:"destCidr"`
-	Type        string    `json:"type"`
-	NextHopType string    `json:"nextHopType"`
-	NextHopID   string    `json:"nextHopId"`
-	ReadyAt     time.Time `json:"readyAt"`
-	ModifiedAt  time.Time `json:"modifiedAt"`
-	Seq         int64     `json:"seq"`
+	// ID is the RouteEntryId (rte-...).
+	ID string `json:"id"`
+	// Name is the RouteEntryName.
+	Name string `json:"name"`
+	// Description is the entry's free-text Description (the CCM marks its
+	// entries here).
+	Description string `json:"description"`
+	// TableID is the route table holding the entry (vtb-...).
+	TableID string `json:"tableId"`
+	// DestCIDR is the DestinationCidrBlock, unique per table.
+	DestCIDR string `json:"destCidr"`
+	// Type is TypeSystem (vSwitch and service routes, not deletable) or
+	// TypeCustom.
+	Type string `json:"type"`
+	// NextHopType is Instance or NetworkInterface for custom entries, local
+	// or service for system ones.
+	NextHopType string `json:"nextHopType"`
+	// NextHopID is the next hop's instance (i-...) or ENI (eni-...); empty
+	// for system entries.
+	NextHopID string `json:"nextHopId"`
+	// ReadyAt is when the entry turns from Pending to Available.
+	ReadyAt time.Time `json:"readyAt"`
+	// ModifiedAt is the entry's last change.
+	ModifiedAt time.Time `json:"modifiedAt"`
+	// Seq orders entries by creation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // EIP is an elastic IP address.
 type EIP struct {
-	ID                 string    `json:"id"`
-	Name               string    `json:"name"`
-	IPAddress          string    `json:"ipAddress"`
-	Bandwidth          string    `json:"bandwidth"`
-	InternetChargeType string    `json:"internetChargeType"`
-	RegionID           string    `json:"regionId"`
-	InstanceID         string    `json:"instanceId"`
-	InstanceType       string    `json:"instanceType"`
-	AllocatedAt        time.Time `json:"allocatedAt"`
-	Seq                int64     `json:"seq"`
+	// ID is the AllocationId (eip-...).
+	ID string `json:"id"`
+	// Name is the EIP's Name.
+	Name string `json:"name"`
+	// IPAddress is the public IPv4 address, unique in the cloud.
+	IPAddress string `json:"ipAddress"`
+	// Bandwidth is the peak bandwidth in Mbit/s, a string as the API reports
+	// it.
+	Bandwidth string `json:"bandwidth"`
+	// InternetChargeType is the EIP's billing: PayByTraffic (seeded EIPs) or
+	// PayByBandwidth.
+	InternetChargeType string `json:"internetChargeType"`
+	// RegionID is the EIP's region.
+	RegionID string `json:"regionId"`
+	// InstanceID is the resource the EIP is bound to (i-..., lb-...); empty
+	// when unbound.
+	InstanceID string `json:"instanceId"`
+	// InstanceType is the bound resource's type: EcsInstance or SlbInstance
+	// (empty when unbound).
+	InstanceType string `json:"instanceType"`
+	// AllocatedAt is the AllocationTime.
+	AllocatedAt time.Time `json:"allocatedAt"`
+	// Seq orders EIPs by allocation, for stable listings.
+	Seq int64 `json:"seq"`
 }
 
 // Reset empties the state, as on a fresh account.
