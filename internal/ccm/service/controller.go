@@ -475,6 +475,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				return err
 			}
 			c.warn(svc, res)
+			if res != nil && res.Ingress != nil {
+				// A status that can change without the Service changing
+				// (EIPs bound to the load balancer) is refreshed here.
+				return c.patchStatus(ctx, svc, res.Ingress)
+			}
 			return nil
 		}
 		logger.Info("Load balancer drifted; running a full sync", "loadBalancer", req.LoadBalancerID)

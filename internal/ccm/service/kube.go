@@ -80,7 +80,7 @@ func (c *Controller) patchLabels(ctx context.Context, svc *corev1.Service, want 
 // patchStatus writes status.loadBalancer only when it changed.
 func (c *Controller) patchStatus(ctx context.Context, svc *corev1.Service, ingress []corev1.LoadBalancerIngress) error {
 	cur := svc.Status.LoadBalancer.Ingress
-	if len(cur) == 0 && len(ingress) == 0 || reflect.DeepEqual(cur, ingress) {
+	if len(cur) == 0 && len(ingress) == 0 || sameIngress(cur, ingress) {
 		return nil
 	}
 	if ingress == nil {
@@ -93,4 +93,23 @@ func (c *Controller) patchStatus(ctx context.Context, svc *corev1.Service, ingre
 	}
 	svc.Status.LoadBalancer.Ingress = ingress
 	return nil
+}
+
+// sameIngress compares a status with the one a provider wants. The API
+// server defaults ipMode (VIP) on every IP entry and providers leave it
+// unset, so an unset ipMode matches any.
+func sameIngress(cur, want []corev1.LoadBalancerIngress) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for i := range cur {
+		c := cur[i]
+		if want[i].IPMode == nil {
+			c.IPMode = nil
+		}
+		if !reflect.DeepEqual(c, want[i]) {
+			return false
+		}
+	}
+	return true
 }

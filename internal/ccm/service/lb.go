@@ -60,7 +60,9 @@ type Warning struct {
 type Result struct {
 	// LoadBalancerID is the load balancer serving the Service.
 	LoadBalancerID string
-	// Ingress is the status to publish (nil from SyncBackends: keep it).
+	// Ingress is the status to publish; from SyncBackends nil keeps the
+	// current one (set it only for a status that changes without the
+	// Service, such as the EIPs bound to the load balancer).
 	Ingress []corev1.LoadBalancerIngress
 	// Warnings are reported as events.
 	Warnings []Warning

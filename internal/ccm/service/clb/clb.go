@@ -188,6 +188,10 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 		if err := p.applyListeners(ctx, lb.LoadBalancerId, lplan, gplan.IDs); err != nil {
 			return nil, err
 		}
+		ports := httpsPorts(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners)
+		if err := p.syncDomains(ctx, lb.LoadBalancerId, s.Listener.DomainExtensions, ports); err != nil {
+			return nil, err
+		}
 	}
 	for _, g := range gplan.Delete {
 		if err := p.api.deleteGroup(ctx, g.ID); err != nil {
@@ -199,7 +203,9 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 			return nil, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, g.Name, err)
 		}
 	}
-	res.Ingress = ingress(lb, s)
+	in, warnings := p.status(ctx, lb, s)
+	res.Ingress = in
+	res.Warnings = append(res.Warnings, warnings...)
 	return res, nil
 }
 
@@ -238,7 +244,11 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err := p.syncGroups(ctx, lbID, model, gplan, s); err != nil {
 		return nil, err
 	}
-	return &service.Result{LoadBalancerID: lbID}, nil
+	in, warnings, err := p.refreshStatus(ctx, lbID, s)
+	if err != nil {
+		return nil, err
+	}
+	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings}, nil
 }
 
 // syncGroups creates missing groups with their first batch of members and
