@@ -116,9 +116,11 @@ func TestENIBackends(t *testing.T) {
 		}
 		return out
 	}
-	if m := members(t, id, group); !reflect.DeepEqual(m, want(2)) {
-		t.Errorf("members %+v, want the two ready pod IPs on ENI %s port 8080", m, eniID)
-	}
+	// The first sync may run before the CCM sees the EndpointSlice; the
+	// slice then triggers a backend pass on its own.
+	poll(t, 20*time.Second, "the two ready pod IPs on ENI "+eniID+" port 8080", func(ctx context.Context) (bool, error) {
+		return reflect.DeepEqual(members(t, id, group), want(2)), nil
+	})
 	// The third endpoint becomes ready: an EndpointSlice change alone syncs it.
 	patch, _ := json.Marshal(map[string]any{"endpoints": []discoveryv1.Endpoint{
 		{Addresses: []string{podIPs[0]}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
