@@ -140,7 +140,9 @@ func (f *fixture) ensure(req *service.Request) *service.Result {
 	for i := 0; i < 20; i++ {
 		res, err := f.p.Ensure(f.ctx, req)
 		var retry *service.RetryError
-		if errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict {
+		// As the controller does: requeue while the cloud is busy or still
+		// throttling after the client's own retries ran out.
+		if errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict || cloud.ClassOf(err) == cloud.ClassThrottled {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
