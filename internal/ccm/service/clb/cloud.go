@@ -9,10 +9,10 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -178,7 +178,7 @@ func (a api) deleteGroup(ctx context.Context, id string) error {
 // applyMembers applies a backend plan in batches of at most batch members
 // per call: removals, then weight updates, then additions.
 func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan, batch int) error {
-	for _, part := range chunks(plan.Remove, batch) {
+	for _, part := range service.Chunks(plan.Remove, batch) {
 		req := slb.CreateRemoveVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, false)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "RemoveVServerGroupBackendServers", func(c *cloud.Clients) (*slb.RemoveVServerGroupBackendServersResponse, error) {
@@ -187,7 +187,7 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 			return err
 		}
 	}
-	for _, part := range chunks(plan.Update, batch) {
+	for _, part := range service.Chunks(plan.Update, batch) {
 		req := slb.CreateSetVServerGroupAttributeRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetVServerGroupAttribute", func(c *cloud.Clients) (*slb.SetVServerGroupAttributeResponse, error) {
@@ -196,7 +196,7 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 			return err
 		}
 	}
-	for _, part := range chunks(plan.Add, batch) {
+	for _, part := range service.Chunks(plan.Add, batch) {
 		req := slb.CreateAddVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "AddVServerGroupBackendServers", func(c *cloud.Clients) (*slb.AddVServerGroupBackendServersResponse, error) {
@@ -405,26 +405,7 @@ func (a api) deleteLB(ctx context.Context, lbID string) error {
 	return err
 }
 
-// enis maps pod IPs to the ids of the ENIs holding them, 100 IPs a call.
+// enis maps pod IPs to the ids of the ENIs holding them.
 func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, part := range chunks(ips, 100) {
-		req := ecs.CreateDescribeNetworkInterfacesRequest()
-		req.VpcId = vpcID
-		req.PrivateIpAddress = &part
-		req.PageSize = requests.NewInteger(100)
-		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
-			return c.ECS.DescribeNetworkInterfaces(req)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
-			out[n.PrivateIpAddress] = n.NetworkInterfaceId
-			for _, s := range n.PrivateIpSets.PrivateIpSet {
-				out[s.PrivateIpAddress] = n.NetworkInterfaceId
-			}
-		}
-	}
-	return out, nil
+	return service.ENIsByIP(ctx, a.c, vpcID, ips)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 )
 
 // CurrentListener is a listener as read from the cloud.
@@ -185,56 +186,11 @@ func PlanGroups(desired []Group, current []CurrentGroup, ref naming.Ref) GroupPl
 	return plan
 }
 
-// BackendPlan is the change to one group's members, applied in the order
-// Remove, Update, Add (removals first keep the load balancer under its
-// backend quota).
-type BackendPlan struct {
-	Remove, Update, Add []Backend
-}
+// BackendPlan is the change to one vServer group's members.
+type BackendPlan = service.MemberPlan[Backend]
 
-// Empty reports whether the plan changes nothing.
-func (p BackendPlan) Empty() bool { return len(p.Remove)+len(p.Update)+len(p.Add) == 0 }
-
-// PlanBackends compares a group's desired members with its current ones.
-// In a shared (bound) group only members carrying our description are
-// ours to remove or reweigh; in our own group every member is.
+// PlanBackends compares a group's desired members with its current ones
+// (see service.PlanMembers).
 func PlanBackends(desired, current []Backend, shared bool, description string, ignoreWeight bool) BackendPlan {
-	var plan BackendPlan
-	cur := map[string]Backend{}
-	for _, c := range current {
-		cur[c.key()] = c
-	}
-	want := map[string]bool{}
-	for _, d := range desired {
-		want[d.key()] = true
-		c, ok := cur[d.key()]
-		if !ok {
-			plan.Add = append(plan.Add, d)
-			continue
-		}
-		ours := !shared || c.Description == description
-		if ours && !ignoreWeight && c.Weight != d.Weight {
-			plan.Update = append(plan.Update, d)
-		}
-	}
-	for _, c := range current {
-		ours := !shared || c.Description == description
-		if ours && !want[c.key()] {
-			plan.Remove = append(plan.Remove, c)
-		}
-	}
-	return plan
-}
-
-// chunks splits items into batches of at most n.
-func chunks[T any](items []T, n int) [][]T {
-	var out [][]T
-	for len(items) > n {
-		out = append(out, items[:n])
-		items = items[n:]
-	}
-	if len(items) > 0 {
-		out = append(out, items)
-	}
-	return out
+	return service.PlanMembers(desired, current, shared, description, ignoreWeight)
 }

@@ -221,3 +221,12 @@ func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create 
 	}
 	return set, create
 }
+
+// MemberKey implements service.Member.
+func (b Backend) MemberKey() string { return b.key() }
+
+// MemberWeight implements service.Member.
+func (b Backend) MemberWeight() int { return b.Weight }
+
+// MemberDescription implements service.Member.
+func (b Backend) MemberDescription() string { return b.Description }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -372,7 +373,7 @@ func (a api) groupsByTag(ctx context.Context, key, value string) ([]CurrentGroup
 // groupsByID lists the groups with these ids (at most 20 per call).
 func (a api) groupsByID(ctx context.Context, ids []string) ([]CurrentGroup, error) {
 	var out []CurrentGroup
-	for _, part := range chunks(ids, 20) {
+	for _, part := range service.Chunks(ids, 20) {
 		gs, err := a.listGroups(ctx, func(r *nlb.ListServerGroupsRequest) { r.ServerGroupIds = &part })
 		if err != nil {
 			return nil, err
@@ -693,34 +694,15 @@ func (a api) jobStatuses(ctx context.Context, ids []string) (map[string]string, 
 	return out, nil
 }
 
-// enis maps pod IPs to the ids of the ENIs holding them, 100 IPs a call.
+// enis maps pod IPs to the ids of the ENIs holding them.
 func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, part := range chunks(ips, 100) {
-		r := ecs.CreateDescribeNetworkInterfacesRequest()
-		r.VpcId = vpcID
-		r.PrivateIpAddress = &part
-		r.PageSize = requests.NewInteger(100)
-		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
-			return c.ECS.DescribeNetworkInterfaces(r)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
-			out[n.PrivateIpAddress] = n.NetworkInterfaceId
-			for _, s := range n.PrivateIpSets.PrivateIpSet {
-				out[s.PrivateIpAddress] = n.NetworkInterfaceId
-			}
-		}
-	}
-	return out, nil
+	return service.ENIsByIP(ctx, a.c, vpcID, ips)
 }
 
 // instanceIPs maps instance ids to their primary private IPs, 100 a call.
 func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, part := range chunks(ids, 100) {
+	for _, part := range service.Chunks(ids, 100) {
 		data, _ := json.Marshal(part)
 		r := ecs.CreateDescribeInstancesRequest()
 		r.InstanceIds = string(data)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 )
 
 // CurrentGroup is a server group as read from the cloud.
@@ -302,45 +303,13 @@ func PlanGroups(desired []Group, owned []CurrentGroup, bound map[string]CurrentG
 	return plan
 }
 
-// ServerPlan is the change to one group's members, applied in the order
-// Remove, Update, Add (removals first keep the group under its quota).
-type ServerPlan struct {
-	Remove, Update, Add []Server
-}
+// ServerPlan is the change to one server group's members.
+type ServerPlan = service.MemberPlan[Server]
 
-// Empty reports whether the plan changes nothing.
-func (p ServerPlan) Empty() bool { return len(p.Remove)+len(p.Update)+len(p.Add) == 0 }
-
-// PlanServers compares a group's desired members with its current ones.
-// In a shared (bound) group only members carrying our description are ours
-// to remove or reweigh, and a member someone else registered is left as
-// it is; in our own group every member is ours.
+// PlanServers compares a group's desired members with its current ones
+// (see service.PlanMembers).
 func PlanServers(desired, current []Server, shared bool, description string, ignoreWeight bool) ServerPlan {
-	var plan ServerPlan
-	cur := map[string]Server{}
-	for _, c := range current {
-		cur[c.key()] = c
-	}
-	want := map[string]bool{}
-	for _, d := range desired {
-		want[d.key()] = true
-		c, ok := cur[d.key()]
-		if !ok {
-			plan.Add = append(plan.Add, d)
-			continue
-		}
-		ours := !shared || c.Description == description
-		if ours && !ignoreWeight && c.Weight != d.Weight {
-			plan.Update = append(plan.Update, d)
-		}
-	}
-	for _, c := range current {
-		ours := !shared || c.Description == description
-		if ours && !want[c.key()] {
-			plan.Remove = append(plan.Remove, c)
-		}
-	}
-	return plan
+	return service.PlanMembers(desired, current, shared, description, ignoreWeight)
 }
 
 // SecurityGroupPlan says which security groups the load balancer must
@@ -371,17 +340,4 @@ func PlanSecurityGroups(desired, current []string) SecurityGroupPlan {
 		}
 	}
 	return plan
-}
-
-// chunks splits items into batches of at most n.
-func chunks[T any](items []T, n int) [][]T {
-	var out [][]T
-	for len(items) > n {
-		out = append(out, items[:n])
-		items = items[n:]
-	}
-	if len(items) > 0 {
-		out = append(out, items)
-	}
-	return out
 }

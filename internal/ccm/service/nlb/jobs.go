@@ -84,7 +84,7 @@ func (p *Provider) statuses(ctx context.Context, ids []string) (map[string]strin
 		return map[string]string{ids[0]: st}, nil
 	}
 	out := map[string]string{}
-	for _, part := range chunks(ids, maxJobsPerCall) {
+	for _, part := range service.Chunks(ids, maxJobsPerCall) {
 		m, err := p.api.jobStatuses(ctx, part)
 		if err != nil {
 			return nil, err

@@ -325,3 +325,12 @@ func formParams(set map[string]string) map[string]string {
 	}
 	return out
 }
+
+// MemberKey implements service.Member.
+func (s Server) MemberKey() string { return s.key() }
+
+// MemberWeight implements service.Member.
+func (s Server) MemberWeight() int { return s.Weight }
+
+// MemberDescription implements service.Member.
+func (s Server) MemberDescription() string { return s.Description }

@@ -378,7 +378,7 @@ func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID s
 // removals, weight updates, additions.
 func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 	var ops []op
-	for _, part := range chunks(sp.Remove, p.opts.BatchSize) {
+	for _, part := range service.Chunks(sp.Remove, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.removeServers(ctx, id, part)
 			if err != nil {
@@ -387,7 +387,7 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 			return job, nil
 		})
 	}
-	for _, part := range chunks(sp.Update, p.opts.BatchSize) {
+	for _, part := range service.Chunks(sp.Update, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.updateServers(ctx, id, part)
 			if err != nil {
@@ -396,7 +396,7 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 			return job, nil
 		})
 	}
-	for _, part := range chunks(sp.Add, p.opts.BatchSize) {
+	for _, part := range service.Chunks(sp.Add, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.addServers(ctx, id, part)
 			if err != nil {

@@ -1,0 +1,102 @@
+package service
+
+import (
+	"context"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+)
+
+// Member is one backend server of a load balancer's server group (a CLB
+// vServer group backend or an NLB server), as the member diff needs it.
+type Member interface {
+	// MemberKey identifies the server and port within the group.
+	MemberKey() string
+	// MemberWeight is the server's weight, 0–100.
+	MemberWeight() int
+	// MemberDescription marks who registered the server.
+	MemberDescription() string
+}
+
+// MemberPlan is the change to one group's members, applied in the order
+// Remove, Update, Add (removals first keep the load balancer under its
+// backend quota).
+type MemberPlan[M Member] struct {
+	// Remove, Update and Add are the members to remove, reweigh and add.
+	Remove, Update, Add []M
+}
+
+// Empty reports whether the plan changes nothing.
+func (p MemberPlan[M]) Empty() bool { return len(p.Remove)+len(p.Update)+len(p.Add) == 0 }
+
+// PlanMembers compares a group's desired members with its current ones.
+// In a shared (bound) group only members carrying our description are
+// ours to remove or reweigh, and a member someone else registered is left
+// as it is; in our own group every member is ours.
+func PlanMembers[M Member](desired, current []M, shared bool, description string, ignoreWeight bool) MemberPlan[M] {
+	var plan MemberPlan[M]
+	cur := map[string]M{}
+	for _, c := range current {
+		cur[c.MemberKey()] = c
+	}
+	ours := func(m M) bool { return !shared || m.MemberDescription() == description }
+	want := map[string]bool{}
+	for _, d := range desired {
+		want[d.MemberKey()] = true
+		c, ok := cur[d.MemberKey()]
+		if !ok {
+			plan.Add = append(plan.Add, d)
+			continue
+		}
+		if ours(c) && !ignoreWeight && c.MemberWeight() != d.MemberWeight() {
+			plan.Update = append(plan.Update, d)
+		}
+	}
+	for _, c := range current {
+		if ours(c) && !want[c.MemberKey()] {
+			plan.Remove = append(plan.Remove, c)
+		}
+	}
+	return plan
+}
+
+// Chunks splits items into batches of at most n, for API calls with a
+// per-call limit.
+func Chunks[T any](items []T, n int) [][]T {
+	var out [][]T
+	for len(items) > n {
+		out = append(out, items[:n])
+		items = items[n:]
+	}
+	if len(items) > 0 {
+		out = append(out, items)
+	}
+	return out
+}
+
+// ENIsByIP maps pod IPs to the ids of the ENIs holding them in a VPC, 100
+// IPs a DescribeNetworkInterfaces call (eni backends of CLB and NLB).
+func ENIsByIP(ctx context.Context, client *cloud.Client, vpcID string, ips []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range Chunks(ips, 100) {
+		req := ecs.CreateDescribeNetworkInterfacesRequest()
+		req.VpcId = vpcID
+		req.PrivateIpAddress = &part
+		req.PageSize = requests.NewInteger(100)
+		resp, err := cloud.Do(ctx, client, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
+			return c.ECS.DescribeNetworkInterfaces(req)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
+			out[n.PrivateIpAddress] = n.NetworkInterfaceId
+			for _, s := range n.PrivateIpSets.PrivateIpSet {
+				out[s.PrivateIpAddress] = n.NetworkInterfaceId
+			}
+		}
+	}
+	return out, nil
+}
