@@ -19,6 +19,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 )
 
@@ -71,6 +72,8 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options) {
 	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Maximum Alibaba Cloud API calls per second, per product.")
 	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls, per product.")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
+	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,
+		"Use the existing CCM's literal default cluster id \""+config.DefaultClusterID+"\" when the cloud-config sets no clusterID, for clusters whose existing CCM never set it (its load balancers, listeners, groups and routes carry that id). Without it a missing clusterID stops the CCM at start.")
 }
 
 // controllers are the upstream node controllers plus ours; the generic

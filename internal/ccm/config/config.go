@@ -22,8 +22,21 @@ import (
 )
 
 // DefaultClusterID is the cluster id the existing CCM uses when clusterID
-// is unset; names and tags it wrote carry it, so we must too.
+// is unset; names and tags it wrote carry it. Build uses it only when
+// Options.LegacyDefaultClusterID asks for it.
 const DefaultClusterID = "clusterid"
+
+// LegacyDefaultClusterIDFlag is the CCM flag that sets
+// Options.LegacyDefaultClusterID; errors name it.
+const LegacyDefaultClusterIDFlag = "legacy-default-cluster-id"
+
+// Options are the choices Build takes from the command line, not the file.
+type Options struct {
+	// LegacyDefaultClusterID lets a missing clusterID become the existing
+	// CCM's DefaultClusterID instead of an error, for clusters whose
+	// existing CCM ran without clusterID (--legacy-default-cluster-id).
+	LegacyDefaultClusterID bool
+}
 
 // DefaultKubernetesClusterTag is the ECS tag key that marks a cluster's instances.
 const DefaultKubernetesClusterTag = "ack.aliyun.com"
@@ -47,8 +60,10 @@ type Global struct {
 	// AccessKeySecret is the base64-encoded AccessKey secret of AccessKeyID.
 	AccessKeySecret string `json:"accessKeySecret,omitempty"`
 	// ClusterID identifies the cluster in load-balancer tags, listener and
-	// server-group names, route entries and the API user agent (default
-	// "clusterid"); keep the existing CCM's value to adopt what it created.
+	// server-group names, route entries and the API user agent; required
+	// (the existing CCM's default "clusterid" only with
+	// --legacy-default-cluster-id). Keep the existing CCM's value to adopt
+	// what it created.
 	ClusterID string `json:"clusterID,omitempty"`
 	// KubernetesClusterTag is the ECS tag key that marks the cluster's
 	// instances (default "ack.aliyun.com").
@@ -140,7 +155,8 @@ type Endpoints struct {
 
 // Config is the validated configuration the CCM runs with.
 type Config struct {
-	// ClusterID is cloud-config clusterID, or DefaultClusterID.
+	// ClusterID is cloud-config clusterID, or DefaultClusterID when it is
+	// unset and Options.LegacyDefaultClusterID is true; never empty.
 	ClusterID string
 	// KubernetesClusterTag is the ECS tag key marking cluster instances, or
 	// DefaultKubernetesClusterTag.
@@ -288,7 +304,7 @@ func unknownFields(js []byte) []string {
 }
 
 // Load reads the file at path (empty: no file) and builds the Config.
-func Load(path string, env Env, md MetadataSource) (*Config, []string, error) {
+func Load(path string, env Env, md MetadataSource, opts Options) (*Config, []string, error) {
 	var data []byte
 	if path != "" {
 		f, err := os.Open(path)
@@ -304,13 +320,15 @@ func Load(path string, env Env, md MetadataSource) (*Config, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := Build(file, env, md)
+	cfg, err := Build(file, env, md, opts)
 	return cfg, warnings, err
 }
 
 // Build validates the file, applies the environment and fills the gaps
-// from instance metadata.
-func Build(f *File, env Env, md MetadataSource) (*Config, error) {
+// from instance metadata. A missing clusterID is an error unless
+// opts.LegacyDefaultClusterID is set; it is checked before anything else,
+// so it is reported even when the metadata service is unreachable.
+func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -326,7 +344,14 @@ func Build(f *File, env Env, md MetadataSource) (*Config, error) {
 		RAMRoleName:                    g.RAMRoleName,
 		ServiceMaxConcurrentReconciles: g.ServiceMaxConcurrentReconciles,
 	}
-	if c.ClusterID == "" {
+	if strings.TrimSpace(c.ClusterID) == "" {
+		if !opts.LegacyDefaultClusterID {
+			// Defaulting silently would name and tag a second set of load
+			// balancers, listeners, groups and routes next to the cluster's.
+			return nil, &FieldError{Field: "Global.clusterID", Reason: fmt.Sprintf(
+				"is required (the cluster id the existing CCM tagged load balancers, listeners and groups with); set it, or pass --%s to use the existing CCM's default %q",
+				LegacyDefaultClusterIDFlag, DefaultClusterID)}
+		}
 		c.ClusterID = DefaultClusterID
 	}
 	if c.KubernetesClusterTag == "" {

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,8 +34,8 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 		env   map[string]string
 		check func(t *testing.T, c *Config)
 	}{
-		{"empty file: everything from metadata, defaults", "", nil, func(t *testing.T, c *Config) {
-			if c.Region != "cn-hangzhou" || c.VpcID != "vpc-md" || c.ClusterID != DefaultClusterID || c.KubernetesClusterTag != DefaultKubernetesClusterTag {
+		{"only clusterID: everything else from metadata, defaults", "Global:\n  clusterID: c0\n", nil, func(t *testing.T, c *Config) {
+			if c.Region != "cn-hangzhou" || c.VpcID != "vpc-md" || c.ClusterID != "c0" || c.KubernetesClusterTag != DefaultKubernetesClusterTag {
 				t.Errorf("%+v", c)
 			}
 			if c.VSwitchIDs["cn-hangzhou-h"] != "vsw-md" || c.ServiceBackendType != "ecs" || c.Endpoints.Scheme != "HTTPS" {
@@ -53,7 +55,7 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"environment overrides endpoints and credentials", "Global:\n  slbEndpoint: slb.example:443\n", map[string]string{
+		{"environment overrides endpoints and credentials", "Global:\n  clusterID: c3\n  slbEndpoint: slb.example:443\n", map[string]string{
 			"ECS_ENDPOINT": "127.0.0.1:8080", "SLB_ENDPOINT": "http://127.0.0.1:9090/", "ALICLOUD_CLIENT_SCHEME": "http",
 			"ALIBABA_CLOUD_ACCESS_KEY_ID": "ak", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "sk", "METADATA_ENDPOINT": "http://127.0.0.1:1",
 			"SERVICE_FORCE_BACKEND_ENI": "true",
@@ -65,7 +67,7 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"the existing CCM's variable names", "", map[string]string{"ACCESS_KEY_ID": "old", "ACCESS_KEY_SECRET": "oldsecret"}, func(t *testing.T, c *Config) {
+		{"the existing CCM's variable names", "Global:\n  clusterID: c4\n", map[string]string{"ACCESS_KEY_ID": "old", "ACCESS_KEY_SECRET": "oldsecret"}, func(t *testing.T, c *Config) {
 			if c.StaticCredentials == nil || c.StaticCredentials.ID != "old" {
 				t.Errorf("%+v", c.StaticCredentials)
 			}
@@ -76,7 +78,7 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := Build(f, envOf(tc.env), md)
+			c, err := Build(f, envOf(tc.env), md, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,20 +93,21 @@ func TestBadConfigNamesTheField(t *testing.T) {
 		env        map[string]string
 		field      string
 	}{
-		{"route table", "Global:\n  routeTableIDs: rt-1\n", nil, "Global.routeTableIDs"},
-		{"backend type", "Global:\n  serviceBackendType: pod\n", nil, "Global.serviceBackendType"},
-		{"vswitch", "Global:\n  vswitchid: cn-hangzhou-h:sw-1\n", nil, "Global.vswitchid"},
-		{"feature gate", "Global:\n  featureGates: Nope=true\n", nil, "Global.featureGates"},
-		{"scheme", "", map[string]string{"ALICLOUD_CLIENT_SCHEME": "ftp"}, "env ALICLOUD_CLIENT_SCHEME"},
-		{"half a key pair", "", map[string]string{"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}, "ALIBABA_CLOUD_ACCESS_KEY_SECRET"},
-		{"secret not base64", "Global:\n  accessKeyID: " + b64("a") + "\n  accessKeySecret: '%%%'\n", nil, "Global.accessKeySecret"},
-		{"wrong type", `{"Global":{"disablePublicSLB":"yes"}}`, nil, "disablePublicSLB"},
-		{"endpoint", "Global:\n  ecsEndpoint: 'a b'\n", nil, "Global.ecsEndpoint"},
+		{"route table", "Global:\n  clusterID: c\n  routeTableIDs: rt-1\n", nil, "Global.routeTableIDs"},
+		{"backend type", "Global:\n  clusterID: c\n  serviceBackendType: pod\n", nil, "Global.serviceBackendType"},
+		{"vswitch", "Global:\n  clusterID: c\n  vswitchid: cn-hangzhou-h:sw-1\n", nil, "Global.vswitchid"},
+		{"feature gate", "Global:\n  clusterID: c\n  featureGates: Nope=true\n", nil, "Global.featureGates"},
+		{"scheme", "Global:\n  clusterID: c\n", map[string]string{"ALICLOUD_CLIENT_SCHEME": "ftp"}, "env ALICLOUD_CLIENT_SCHEME"},
+		{"half a key pair", "Global:\n  clusterID: c\n", map[string]string{"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}, "ALIBABA_CLOUD_ACCESS_KEY_SECRET"},
+		{"secret not base64", "Global:\n  clusterID: c\n  accessKeyID: " + b64("a") + "\n  accessKeySecret: '%%%'\n", nil, "Global.accessKeySecret"},
+		{"wrong type", `{"Global":{"clusterID":"c","disablePublicSLB":"yes"}}`, nil, "disablePublicSLB"},
+		{"endpoint", "Global:\n  clusterID: c\n  ecsEndpoint: 'a b'\n", nil, "Global.ecsEndpoint"},
+		{"clusterID", "Global:\n  region: cn-hangzhou\n", nil, "Global.clusterID"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _, err := Parse([]byte(tc.file))
 			if err == nil {
-				_, err = Build(f, envOf(tc.env), md)
+				_, err = Build(f, envOf(tc.env), md, Options{})
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("error %v does not name %s", err, tc.field)
@@ -114,8 +117,83 @@ func TestBadConfigNamesTheField(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Build(&File{}, envOf(nil), fakeMetadata{}); err == nil || !strings.Contains(err.Error(), "region-id") {
+	if _, err := Build(&File{Global: Global{ClusterID: "c"}}, envOf(nil), fakeMetadata{}, Options{}); err == nil || !strings.Contains(err.Error(), "region-id") {
 		t.Fatalf("missing region without metadata: %v", err)
+	}
+}
+
+// TestClusterIDRequired: a missing clusterID is refused, naming the field
+// and the flag, unless the legacy default is asked for; a set one is kept.
+func TestClusterIDRequired(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		file   string
+		legacy bool
+		want   string // the ClusterID, or "" for the error
+	}{
+		{"empty file", "", false, ""},
+		{"YAML without clusterID", "Global:\n  region: cn-beijing\n  vpcid: vpc-x\n", false, ""},
+		{"JSON without clusterID", `{"Global":{"region":"cn-beijing"}}`, false, ""},
+		{"empty clusterID", "Global:\n  clusterID: ''\n", false, ""},
+		{"blank clusterID", "Global:\n  clusterID: '  '\n", false, ""},
+		{"empty file, legacy default", "", true, DefaultClusterID},
+		{"YAML without clusterID, legacy default", "Global:\n  region: cn-beijing\n", true, DefaultClusterID},
+		{"blank clusterID, legacy default", "Global:\n  clusterID: ' '\n", true, DefaultClusterID},
+		{"set", "Global:\n  clusterID: c-abc123\n", false, "c-abc123"},
+		{"set in any case", `{"Global":{"CLUSTERID":"c-upper"}}`, false, "c-upper"},
+		{"set, legacy flag does not override it", "Global:\n  clusterID: c-abc123\n", true, "c-abc123"},
+		{"set to the legacy literal", "Global:\n  clusterID: clusterid\n", false, DefaultClusterID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, err := Parse([]byte(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{LegacyDefaultClusterID: tc.legacy}
+			// With and without metadata: the provider first builds without it.
+			for _, m := range []MetadataSource{md, nil} {
+				c, err := Build(f, envOf(nil), m, opts)
+				if tc.want == "" {
+					var fe *FieldError
+					if !errors.As(err, &fe) || fe.Field != "Global.clusterID" {
+						t.Fatalf("metadata %v: error %v, want a FieldError for Global.clusterID", m != nil, err)
+					}
+					for _, s := range []string{"Global.clusterID", "required", "--" + LegacyDefaultClusterIDFlag, `"clusterid"`} {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("error %q does not say %s", err, s)
+						}
+					}
+					continue
+				}
+				if m == nil {
+					// Region and VPC are left to metadata in some files.
+					if err != nil && !strings.Contains(err.Error(), "Global.region") && !strings.Contains(err.Error(), "Global.vpcid") {
+						t.Fatalf("without metadata: %v", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.ClusterID != tc.want {
+					t.Fatalf("ClusterID %q, want %q", c.ClusterID, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadPassesTheLegacyOption(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cloud-config.yaml")
+	if err := os.WriteFile(path, []byte("Global:\n  region: cn-hangzhou\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path, envOf(nil), md, Options{}); err == nil || !strings.Contains(err.Error(), "Global.clusterID") {
+		t.Fatalf("Load without the legacy option: %v", err)
+	}
+	c, _, err := Load(path, envOf(nil), md, Options{LegacyDefaultClusterID: true})
+	if err != nil || c.ClusterID != DefaultClusterID {
+		t.Fatalf("Load with the legacy option: %+v, %v", c, err)
 	}
 }
 

@@ -320,7 +320,7 @@ func TestExampleCloudConfigIsValid(t *testing.T) {
 			if len(warnings) > 0 {
 				t.Fatalf("unknown fields %v", warnings)
 			}
-			cfg, err := config.Build(f, noEnv, tc.md)
+			cfg, err := config.Build(f, noEnv, tc.md, config.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

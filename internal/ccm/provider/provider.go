@@ -40,6 +40,10 @@ type Options struct {
 	CloudBurst int
 	// InstanceCacheTTL is how long an instance listing answers node lookups.
 	InstanceCacheTTL time.Duration
+	// LegacyDefaultClusterID lets a cloud-config without clusterID use the
+	// existing CCM's default "clusterid" instead of failing
+	// (--legacy-default-cluster-id).
+	LegacyDefaultClusterID bool
 }
 
 // Cloud implements cloudprovider.Interface.
@@ -66,7 +70,8 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	for _, w := range warnings {
 		klog.InfoS("Ignoring unknown cloud-config field", "field", w)
 	}
-	probe, err := config.Build(file, env, nil)
+	copts := config.Options{LegacyDefaultClusterID: opts.LegacyDefaultClusterID}
+	probe, err := config.Build(file, env, nil, copts)
 	var md *metadata.Client
 	if err != nil {
 		var fe *config.FieldError
@@ -83,7 +88,7 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		mdBase = file.Global.MetadataEndpoint
 	}
 	md = metadata.New(mdBase, opts.IMDSv2)
-	cfg, err := config.Build(file, env, md)
+	cfg, err := config.Build(file, env, md, copts)
 	if err != nil {
 		return nil, err
 	}
@@ -184,5 +189,6 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
 // ProviderName returns the provider name.
 func (c *Cloud) ProviderName() string { return Name }
 
-// HasClusterID is true: the cluster id defaults to the existing CCM's literal.
+// HasClusterID is true: New refuses a cloud-config without clusterID unless
+// the existing CCM's literal default was asked for.
 func (c *Cloud) HasClusterID() bool { return true }
