@@ -17,7 +17,9 @@ func Docs() []byte {
 	b.WriteString("# Service annotations\n\n")
 	fmt.Fprintf(&b, "Every key below is `%s<suffix>`. The legacy prefix `%s<suffix>` is read for every suffix; when a Service carries both, the current prefix wins. ", Prefix, LegacyPrefix)
 	b.WriteString("Values are trimmed; an empty value counts as absent unless noted. On/off, true/false and enum values are case-insensitive. ")
-	b.WriteString("An annotation of the other load balancer kind is ignored. Every invalid value is reported at once in one Warning event naming the key as written, the value and what is accepted; such a Service gets no cloud change.\n\n")
+	b.WriteString("An annotation of the other load balancer kind is ignored. Every invalid value is reported at once in one Warning event naming the key as written, the value (in a comma-separated list, the position and text of each bad element) and what is accepted; ")
+	fmt.Fprintf(&b, "quoted values are cut at %d characters and the event at %d bytes (the first problems in full, then how many more). ", MaxValueChars, MaxMessageBytes)
+	b.WriteString("While any value is invalid, the load balancer and its listeners are left as they are, but the backends keep following Nodes and endpoints; when a key marked *Backends* is invalid, the Service gets no cloud change at all.\n\n")
 	b.WriteString("An absent annotation with no default leaves the cloud's current value alone. *Immutable* attributes cannot change after creation: a differing value is reported as an event, never applied.\n")
 	sections := []struct {
 		title string
@@ -45,6 +47,9 @@ func Docs() []byte {
 			if a.Immutable {
 				doc += " *Immutable.*"
 			}
+			if a.Backends {
+				doc += " *Backends.*"
+			}
 			def := a.Default
 			if def == "" {
 				def = "–"
@@ -68,6 +73,7 @@ var crossFieldRules = []string{
 	"CLB: `sticky-session: on` requires `sticky-session-type`; `insert` requires `cookie-timeout`, `server` requires `cookie`.",
 	"NLB: `zone-maps` is required unless `id` is set; a `tcpssl` port requires `cert-id`; `cacert: on` requires `cacert-id`; `alpn: on` requires `alpn-policy`; `listener-port-range` requires `" + BackendTypeKey + ": eni`.",
 	"Service ports must be TCP or UDP (SCTP is rejected).",
+	"These cross-field problems also stop backend updates (like a *Backends* key): a non-TCP/UDP Service port, a CLB `forward-port` the `protocol-port` protocols do not allow (a forwarding port has no vServer group), and an NLB `listener-port-range` without eni backends.",
 }
 
 func inSection(a *Annotation, s Scope) bool {

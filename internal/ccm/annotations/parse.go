@@ -3,6 +3,7 @@ package annotations
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,10 +14,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Parse reads every annotation of svc once into typed settings. On invalid
-// values it returns the settings it could build together with an
-// *InvalidError listing every problem; callers must not change the cloud
-// for such a Service, but may use the settings to clean up.
+// Parse reads every annotation of svc once into typed settings.
+//
+// On invalid values it returns the settings it could build together with
+// an *InvalidError listing every problem. In those settings an invalid
+// annotation counts as absent: its field is nil, zero or the default, and a
+// comma-separated one is not applied at all, never in part; every other
+// field holds what it would hold if the invalid annotations were removed
+// (a cross-field problem keeps the values involved, which are each valid).
+// So when InvalidError.BackendsUsable reports true, everything the backend
+// pass reads (Owner, Backend, Ports, LoadBalancer.ID and the methods built
+// on them) is exactly what the Service asks for, and callers may compute
+// and sync its backends; they must not apply load balancer or listener
+// settings, which are incomplete. Callers may also use them to clean up.
 func Parse(svc *corev1.Service, defaults Defaults) (*Settings, error) {
 	if svc == nil {
 		return nil, fmt.Errorf("parse annotations: nil Service")
@@ -33,7 +43,7 @@ func Parse(svc *corev1.Service, defaults Defaults) (*Settings, error) {
 			}
 		}
 	}
-	r := &reader{ann: svc.Annotations, owner: owner, keys: map[string]string{}}
+	r := &reader{ann: svc.Annotations, owner: owner, keys: map[string]string{}, forwardAt: map[int32]element{}}
 	s := &Settings{Owner: owner, Keys: r.keys, defaults: defaults}
 	r.loadBalancer(s)
 	r.listener(s)
@@ -53,6 +63,9 @@ type reader struct {
 	owner    Owner
 	keys     map[string]string
 	problems []Problem
+	// forwardAt is the forward-port element of each forwarding port, so the
+	// cross-field check can point at the element it rejects.
+	forwardAt map[int32]element
 }
 
 func (r *reader) entry(suffix string) *Annotation {
@@ -81,11 +94,26 @@ func (r *reader) raw(suffix string) (a *Annotation, key, val string, ok bool) {
 	return a, key, val, true
 }
 
-func (r *reader) fail(key, value, accepted string) {
-	r.problems = append(r.problems, Problem{Key: key, Value: value, Accepted: accepted})
+// fail records a problem outside one annotation's own syntax (cross-field
+// checks, spec fields); backends says whether it leaves a setting the
+// backend pass reads unknown.
+func (r *reader) fail(key, value, accepted string, backends bool) {
+	r.problems = append(r.problems, Problem{Key: key, Value: value, Accepted: accepted, AffectsBackends: backends})
 }
 
-func (r *reader) failA(a *Annotation, key, value string) { r.fail(key, value, a.Accepted()) }
+func (r *reader) failA(a *Annotation, key, value string) { r.failWhy(a, key, value, "") }
+
+// failWhy records an invalid value of a, with a reason when its accepted
+// text alone would not tell which rule the value breaks.
+func (r *reader) failWhy(a *Annotation, key, value, reason string) {
+	r.problems = append(r.problems, Problem{Key: key, Value: value, Reason: reason, Accepted: a.Accepted(), AffectsBackends: a.Backends})
+}
+
+// failElem records one bad element of a comma-separated value, so the
+// user is pointed at it instead of at the whole (possibly long) value.
+func (r *reader) failElem(a *Annotation, key, value string, e element, reason string) {
+	r.problems = append(r.problems, Problem{Key: key, Value: value, Index: e.n, Element: e.text, Reason: reason, Accepted: a.Accepted(), AffectsBackends: a.Backends})
+}
 
 // keyOf is the key to quote for a suffix: as written, else the current one.
 func (r *reader) keyOf(suffix string) string {
@@ -171,53 +199,99 @@ func (r *reader) idWithPrefix(suffix, prefix string) *string {
 	if !ok {
 		return nil
 	}
-	if !validID(v, prefix) {
-		r.failA(a, key, v)
+	if why := idProblem(v, prefix); why != "" {
+		if strings.Contains(v, ",") {
+			why = "one id is accepted, not a list"
+		} else {
+			why = "the id " + why
+		}
+		r.failWhy(a, key, v, why)
 		return nil
 	}
 	return &v
 }
 
-func validID(v, prefix string) bool {
-	if !strings.HasPrefix(v, prefix) || len(v) == len(prefix) || len(v) > 128 {
-		return false
+// idProblem says what is wrong with a cloud resource id, as a predicate
+// for the caller to name its subject ("" = valid).
+func idProblem(v, prefix string) string {
+	switch {
+	case !strings.HasPrefix(v, prefix):
+		return "does not start with " + prefix
+	case len(v) == len(prefix):
+		return "is empty after " + prefix
+	case len(v) > 128:
+		return "is longer than 128 characters"
 	}
 	for _, c := range v {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
+			return "has characters other than letters, digits, '-' and '_'"
 		}
 	}
-	return true
+	return ""
 }
 
-// list splits a comma list, dropping empty items so a trailing comma is harmless.
-func list(v string) []string {
-	var out []string
-	for _, item := range strings.Split(v, ",") {
+func validID(v, prefix string) bool { return idProblem(v, prefix) == "" }
+
+// element is one item of a comma-separated value.
+type element struct {
+	// n is the 1-based position as written, empty items counted, so a
+	// message points where the user looks.
+	n int
+	// text is the item, trimmed.
+	text string
+}
+
+// elements splits a comma list, dropping empty items so a trailing comma
+// is harmless.
+func elements(v string) []element {
+	var out []element
+	for i, item := range strings.Split(v, ",") {
 		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
+			out = append(out, element{n: i + 1, text: item})
 		}
 	}
 	return out
 }
 
+// repeats is the reason for an element that repeats what element n set.
+func repeats(what string, n int) string {
+	return fmt.Sprintf("repeats the %s of element %d", what, n)
+}
+
 // idList validates a comma list of ids that all carry prefix ("" = any
-// non-blank token).
-func (r *reader) idList(suffix, prefix string) ([]string, bool) {
-	a, key, v, ok := r.raw(suffix)
-	if !ok {
+// token without blanks, ':' or '='); ok is false when absent or invalid.
+func (r *reader) idList(suffix, prefix string) (ids []string, ok bool) {
+	a, key, v, present := r.raw(suffix)
+	if !present {
 		return nil, false
 	}
-	items := list(v)
-	seen := map[string]bool{}
-	for _, it := range items {
-		if (prefix != "" && !validID(it, prefix)) || strings.ContainsAny(it, " \t:=") || seen[it] {
-			r.failA(a, key, v)
-			return nil, true
+	seen := map[string]int{}
+	bad := false
+	for _, e := range elements(v) {
+		why := ""
+		switch {
+		case prefix != "":
+			if why = idProblem(e.text, prefix); why != "" {
+				why = "the id " + why
+			}
+		case strings.ContainsAny(e.text, " \t:="):
+			why = "ids are separated by commas and contain no blanks, ':' or '='"
 		}
-		seen[it] = true
+		if n, dup := seen[e.text]; why == "" && dup {
+			why = repeats("id", n)
+		}
+		if why != "" {
+			r.failElem(a, key, v, e, why)
+			bad = true
+			continue
+		}
+		seen[e.text] = e.n
+		ids = append(ids, e.text)
 	}
-	return items, true
+	if bad {
+		return nil, false
+	}
+	return ids, true
 }
 
 func (r *reader) loadBalancer(s *Settings) {
@@ -288,23 +362,42 @@ func (r *reader) tags() []Tag {
 		return nil
 	}
 	var out []Tag
-	seen := map[string]bool{}
-	for _, item := range list(v) {
-		k, val, _ := strings.Cut(item, "=")
+	seen := map[string]int{}
+	bad := false
+	for _, e := range elements(v) {
+		k, val, _ := strings.Cut(e.text, "=")
 		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 		lk := strings.ToLower(k)
-		if k == "" || len(k) > 128 || len(val) > 128 || seen[k] ||
-			strings.HasPrefix(lk, "aliyun") || strings.HasPrefix(lk, "acs:") ||
-			k == naming.TagKeyDefaultName || k == naming.TagKeyCluster ||
-			strings.Contains(lk, "http://") || strings.Contains(lk, "https://") {
-			r.failA(a, key, v)
-			return nil
+		why := ""
+		switch {
+		case k == "":
+			why = "a tag key is required"
+		case len(k) > 128:
+			why = "the key is longer than 128 characters"
+		case len(val) > 128:
+			why = "the value is longer than 128 characters"
+		case strings.HasPrefix(lk, "aliyun") || strings.HasPrefix(lk, "acs:"):
+			why = "the key starts with aliyun or acs:, which the cloud reserves"
+		case k == naming.TagKeyDefaultName || k == naming.TagKeyCluster:
+			why = "the controller sets the " + k + " tag itself"
+		case strings.Contains(lk, "http://") || strings.Contains(lk, "https://"):
+			why = "the key contains http:// or https://"
+		case seen[k] > 0:
+			why = repeats("key", seen[k])
 		}
-		seen[k] = true
+		if why != "" {
+			r.failElem(a, key, v, e, why)
+			bad = true
+			continue
+		}
+		seen[k] = e.n
 		out = append(out, Tag{Key: k, Value: val})
 	}
+	if bad {
+		return nil
+	}
 	if len(out) > 20 {
-		r.failA(a, key, v)
+		r.failWhy(a, key, v, fmt.Sprintf("%d tags, more than 20", len(out)))
 		return nil
 	}
 	return out
@@ -317,36 +410,50 @@ func (r *reader) zoneMaps() []ZoneMapping {
 		return nil
 	}
 	var out []ZoneMapping
-	seen := map[string]bool{}
-	for _, item := range list(v) {
-		f := strings.Split(item, ":")
+	seen := map[string]int{}
+	bad := false
+	for _, e := range elements(v) {
+		f := strings.Split(e.text, ":")
 		for i := range f {
 			f[i] = strings.TrimSpace(f[i])
 		}
-		if len(f) < 2 || len(f) > 4 || f[0] == "" || seen[f[0]] || !validID(f[1], "vsw-") {
-			r.failA(a, key, v)
-			return nil
+		why := ""
+		switch {
+		case len(f) < 2:
+			why = "a vSwitch is required after the zone"
+		case len(f) > 4:
+			why = "more than 4 ':'-separated fields"
+		case f[0] == "":
+			why = "a zone is required"
+		case seen[f[0]] > 0:
+			why = repeats("zone", seen[f[0]])
+		case !validID(f[1], "vsw-"):
+			why = "the vSwitch id " + idProblem(f[1], "vsw-")
+		case len(f) > 2 && f[2] != "" && (net.ParseIP(f[2]) == nil || net.ParseIP(f[2]).To4() == nil):
+			why = "the address is not an IPv4 address"
+		case len(f) > 3 && f[3] != "" && !validID(f[3], "eip-"):
+			why = "the EIP allocation id " + idProblem(f[3], "eip-")
+		}
+		if why != "" {
+			r.failElem(a, key, v, e, why)
+			bad = true
+			continue
 		}
 		m := ZoneMapping{ZoneID: f[0], VSwitchID: f[1]}
-		if len(f) > 2 && f[2] != "" {
-			if ip := net.ParseIP(f[2]); ip == nil || ip.To4() == nil {
-				r.failA(a, key, v)
-				return nil
-			}
+		if len(f) > 2 {
 			m.IPv4Address = f[2]
 		}
-		if len(f) > 3 && f[3] != "" {
-			if !validID(f[3], "eip-") {
-				r.failA(a, key, v)
-				return nil
-			}
+		if len(f) > 3 {
 			m.AllocationID = f[3]
 		}
-		seen[f[0]] = true
+		seen[f[0]] = e.n
 		out = append(out, m)
 	}
+	if bad {
+		return nil
+	}
 	if len(out) < 2 || len(out) > 10 {
-		r.failA(a, key, v)
+		r.failWhy(a, key, v, fmt.Sprintf("%d zones given", len(out)))
 		return nil
 	}
 	return out
@@ -424,17 +531,32 @@ func (r *reader) domainExtensions() []DomainExtension {
 		return nil
 	}
 	var out []DomainExtension
-	seen := map[string]bool{}
-	for _, item := range list(v) {
-		d, cert, found := strings.Cut(item, ":")
+	seen := map[string]int{}
+	bad := false
+	for _, e := range elements(v) {
+		d, cert, found := strings.Cut(e.text, ":")
 		d, cert = strings.TrimSpace(d), strings.TrimSpace(cert)
-		domain := strings.TrimPrefix(d, "*.")
-		if !found || cert == "" || strings.ContainsAny(cert, " :") || seen[d] || len(validation.IsDNS1123Subdomain(strings.ToLower(domain))) > 0 {
-			r.failA(a, key, v)
-			return nil
+		why := ""
+		switch {
+		case !found || cert == "":
+			why = "a certificate id is required after the domain"
+		case strings.ContainsAny(cert, " :"):
+			why = "the certificate id contains a blank or ':'"
+		case len(validation.IsDNS1123Subdomain(strings.ToLower(strings.TrimPrefix(d, "*.")))) > 0:
+			why = "the domain is not a DNS name (a leading *. is allowed)"
+		case seen[d] > 0:
+			why = repeats("domain", seen[d])
 		}
-		seen[d] = true
+		if why != "" {
+			r.failElem(a, key, v, e, why)
+			bad = true
+			continue
+		}
+		seen[d] = e.n
 		out = append(out, DomainExtension{Domain: d, CertID: cert})
+	}
+	if bad {
+		return nil
 	}
 	return out
 }
@@ -458,21 +580,32 @@ func (r *reader) healthCheck(h *HealthCheck) {
 	}
 	h.Method = r.enum("health-check-method")
 	if a, key, v, ok := r.raw("health-check-httpcode"); ok {
-		codes := list(v)
-		valid := len(codes) > 0
-		seen := map[string]bool{}
-		for i, c := range codes {
-			c = strings.ToLower(c)
-			codes[i] = c
-			if (c != "http_2xx" && c != "http_3xx" && c != "http_4xx" && c != "http_5xx") || seen[c] {
-				valid = false
-			}
-			seen[c] = true
+		var codes []string
+		seen := map[string]int{}
+		es := elements(v)
+		bad := len(es) == 0
+		if bad {
+			r.failWhy(a, key, v, "no status class given")
 		}
-		if valid {
+		for _, e := range es {
+			c := strings.ToLower(e.text)
+			why := ""
+			switch {
+			case c != "http_2xx" && c != "http_3xx" && c != "http_4xx" && c != "http_5xx":
+				why = "not a status class"
+			case seen[c] > 0:
+				why = repeats("class", seen[c])
+			}
+			if why != "" {
+				r.failElem(a, key, v, e, why)
+				bad = true
+				continue
+			}
+			seen[c] = e.n
+			codes = append(codes, c)
+		}
+		if !bad {
 			h.HTTPCodes = codes
-		} else {
-			r.failA(a, key, v)
 		}
 	}
 	if a, key, v, ok := r.raw("health-check-connect-port"); ok {
@@ -508,6 +641,13 @@ func validHealthDomain(v string) bool {
 	return true
 }
 
+// validLabelKey applies the selector's own key rules, so a key we accept
+// can never make BackendSelector fail.
+func validLabelKey(k string) bool {
+	_, err := labels.NewRequirement(k, selection.Exists, nil)
+	return err == nil
+}
+
 func (r *reader) backend(s *Settings, d Defaults) {
 	b := &s.Backend
 	b.Type = d.BackendType
@@ -524,22 +664,35 @@ func (r *reader) backend(s *Settings, d Defaults) {
 	}
 	if a, key, v, ok := r.raw("backend-label"); ok {
 		set := map[string]string{}
-		for _, item := range list(v) {
-			k, val, found := strings.Cut(item, "=")
+		at := map[string]int{}
+		es := elements(v)
+		bad := len(es) == 0
+		if bad {
+			r.failWhy(a, key, v, "no k=v given")
+		}
+		for _, e := range es {
+			k, val, found := strings.Cut(e.text, "=")
 			k, val = strings.TrimSpace(k), strings.TrimSpace(val)
-			if _, dup := set[k]; !found || dup {
-				set = nil
-				break
+			why := ""
+			switch {
+			case !found:
+				why = "a value is required: k=v"
+			case !validLabelKey(k):
+				why = "the key is not a label key (an optional DNS prefix and '/', then 1–63 letters, digits, '-', '_' or '.')"
+			case len(validation.IsValidLabelValue(val)) > 0:
+				why = "the value is not a label value (up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)"
+			case at[k] > 0:
+				why = repeats("key", at[k])
 			}
-			if _, err := labels.NewRequirement(k, selection.Equals, []string{val}); err != nil {
-				set = nil
-				break
+			if why != "" {
+				r.failElem(a, key, v, e, why)
+				bad = true
+				continue
 			}
+			at[k] = e.n
 			set[k] = val
 		}
-		if len(set) == 0 {
-			r.failA(a, key, v)
-		} else {
+		if !bad {
 			b.Labels = set
 		}
 	}
@@ -555,47 +708,77 @@ func (r *reader) backend(s *Settings, d Defaults) {
 
 // ports builds one Port per Service port and applies protocol-port,
 // vgroup-port, forward-port and listener-port-range, whose port fields must
-// name existing Service ports.
+// name existing Service ports. Each of them is applied whole or, with any
+// bad element, not at all.
 func (r *reader) ports(s *Settings, svc *corev1.Service) {
 	index := map[int32]int{}
 	for i, sp := range svc.Spec.Ports {
 		proto, ok := portProtocol(sp.Protocol)
 		if !ok {
-			r.fail(fmt.Sprintf("spec.ports[%d].protocol", i), string(sp.Protocol), "TCP, UDP")
+			// The port's listener and group cannot be named: backends too.
+			r.fail(fmt.Sprintf("spec.ports[%d].protocol", i), string(sp.Protocol), "TCP, UDP", true)
 		}
 		index[sp.Port] = i
 		s.Ports = append(s.Ports, Port{Name: sp.Name, Port: sp.Port, NodePort: sp.NodePort, TargetPort: sp.TargetPort, Protocol: proto})
 	}
-	portOf := func(text string) (int, bool) {
-		n, err := strconv.Atoi(strings.TrimSpace(text))
+	// portOf finds the Service port an element's port field names, or says
+	// what is wrong with it.
+	portOf := func(text string) (int, string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return 0, "a port is required"
+		}
+		n, err := strconv.Atoi(text)
 		if err != nil {
-			return 0, false
+			return 0, "the port is not a number"
 		}
 		i, ok := index[int32(n)]
-		return i, ok
+		if !ok || n < 1 || n > 65535 {
+			return 0, fmt.Sprintf("port %d is not a Service port", n)
+		}
+		return i, ""
+	}
+	// once says which element already named a Service port, if any.
+	once := func(at map[int]int, i int) string {
+		if n, dup := at[i]; dup {
+			return fmt.Sprintf("port %d is already given by element %d", s.Ports[i].Port, n)
+		}
+		return ""
 	}
 
 	if a, key, v, ok := r.raw("protocol-port"); ok {
-		allowed := map[string]bool{"tcp": true, "udp": true, "http": true, "https": true}
+		allowed := []string{"tcp", "udp", "http", "https"}
 		if r.owner == OwnerNLB {
-			allowed = map[string]bool{"tcp": true, "udp": true, "tcpssl": true}
+			allowed = []string{"tcp", "udp", "tcpssl"}
 		}
-		set := map[int]bool{}
-		for _, item := range list(v) {
-			proto, port, found := strings.Cut(item, ":")
+		at, protos, bad := map[int]int{}, map[int]Protocol{}, false
+		for _, e := range elements(v) {
+			proto, port, found := strings.Cut(e.text, ":")
 			proto = strings.ToLower(strings.TrimSpace(proto))
-			i, exists := portOf(port)
-			if !found || !allowed[proto] || !exists || set[i] {
-				r.failA(a, key, v)
-				break
+			i, why := portOf(port)
+			switch {
+			case !found:
+				why = "expected proto:port"
+			case !slices.Contains(allowed, proto):
+				why = "the protocol is not one of " + strings.Join(allowed, ", ")
+			case why == "":
+				why = once(at, i)
 			}
-			set[i] = true
 			// http, https and tcpssl listeners carry TCP; udp must stay udp.
-			if svcProto := svc.Spec.Ports[i].Protocol; (proto == "udp") != (svcProto == corev1.ProtocolUDP) {
-				r.fail(key, v, fmt.Sprintf("port %d is %s in the Service, so its listener protocol must match (udp only for UDP ports)", s.Ports[i].Port, svcProto))
-				break
+			if why == "" && (proto == "udp") != (svc.Spec.Ports[i].Protocol == corev1.ProtocolUDP) {
+				why = fmt.Sprintf("port %d is %s in the Service, so its listener protocol must match (udp only for UDP ports)", s.Ports[i].Port, svc.Spec.Ports[i].Protocol)
 			}
-			s.Ports[i].Protocol, s.Ports[i].ProtocolFromAnnotation = Protocol(proto), true
+			if why != "" {
+				r.failElem(a, key, v, e, why)
+				bad = true
+				continue
+			}
+			at[i], protos[i] = e.n, Protocol(proto)
+		}
+		if !bad {
+			for i, proto := range protos {
+				s.Ports[i].Protocol, s.Ports[i].ProtocolFromAnnotation = proto, true
+			}
 		}
 	}
 
@@ -604,50 +787,103 @@ func (r *reader) ports(s *Settings, svc *corev1.Service) {
 		if r.owner == OwnerNLB {
 			prefix = "sgp-"
 		}
-		set := map[int]bool{}
-		for _, item := range list(v) {
-			id, port, found := strings.Cut(item, ":")
+		at, ids, bad := map[int]int{}, map[int]string{}, false
+		for _, e := range elements(v) {
+			id, port, found := strings.Cut(e.text, ":")
 			id = strings.TrimSpace(id)
-			i, exists := portOf(port)
-			if !found || !validID(id, prefix) || !exists || set[i] {
-				r.failA(a, key, v)
-				break
+			i, why := portOf(port)
+			switch {
+			case !found:
+				why = "expected " + prefix + "…:port"
+			case !validID(id, prefix):
+				why = "the group id " + idProblem(id, prefix)
+			case why == "":
+				why = once(at, i)
 			}
-			set[i] = true
-			s.Ports[i].VGroupID = id
+			if why != "" {
+				r.failElem(a, key, v, e, why)
+				bad = true
+				continue
+			}
+			at[i], ids[i] = e.n, id
+		}
+		if !bad {
+			for i, id := range ids {
+				s.Ports[i].VGroupID = id
+			}
 		}
 	}
 
 	if r.owner == OwnerCLB {
 		if a, key, v, ok := r.raw("forward-port"); ok {
-			for _, item := range list(v) {
-				from, to, found := strings.Cut(item, ":")
-				fi, fok := portOf(from)
-				ti, tok := portOf(to)
-				if !found || !fok || !tok || fi == ti {
-					r.failA(a, key, v)
-					break
+			at, to, bad := map[int]int{}, map[int]int32{}, false
+			for _, e := range elements(v) {
+				from, target, found := strings.Cut(e.text, ":")
+				fi, why := portOf(from)
+				ti, whyTo := portOf(target)
+				switch {
+				case !found:
+					why = "expected httpPort:httpsPort"
+				case why != "":
+				case whyTo != "":
+					why = whyTo
+				case fi == ti:
+					why = "a port cannot forward to itself"
+				default:
+					why = once(at, fi)
 				}
-				s.Ports[fi].ForwardTo = s.Ports[ti].Port
+				if why != "" {
+					r.failElem(a, key, v, e, why)
+					bad = true
+					continue
+				}
+				at[fi], to[fi] = e.n, s.Ports[ti].Port
+				r.forwardAt[s.Ports[fi].Port] = e
+			}
+			if bad {
+				r.forwardAt = map[int32]element{}
+			} else {
+				for i, port := range to {
+					s.Ports[i].ForwardTo = port
+				}
 			}
 		}
 	}
 
 	if r.owner == OwnerNLB {
 		if a, key, v, ok := r.raw("listener-port-range"); ok {
-			set := map[int]bool{}
-			for _, item := range list(v) {
-				rg, port, found := strings.Cut(item, ":")
+			at, ranges, bad := map[int]int{}, map[int]*PortRange{}, false
+			for _, e := range elements(v) {
+				rg, port, found := strings.Cut(e.text, ":")
 				start, end, dash := strings.Cut(rg, "-")
 				lo, err1 := strconv.Atoi(strings.TrimSpace(start))
 				hi, err2 := strconv.Atoi(strings.TrimSpace(end))
-				i, exists := portOf(port)
-				if !found || !dash || err1 != nil || err2 != nil || lo < 1 || hi > 65535 || lo > hi || !exists || set[i] {
-					r.failA(a, key, v)
-					break
+				i, why := portOf(port)
+				switch {
+				case !found:
+					why = "expected start-end:port"
+				case !dash:
+					why = "the range is not start-end"
+				case err1 != nil || err2 != nil:
+					why = "the range bounds are not numbers"
+				case lo < 1 || hi > 65535:
+					why = "the range is not within 1–65535"
+				case lo > hi:
+					why = "the range starts after it ends"
+				case why == "":
+					why = once(at, i)
 				}
-				set[i] = true
-				s.Ports[i].PortRange = &PortRange{Start: int32(lo), End: int32(hi)}
+				if why != "" {
+					r.failElem(a, key, v, e, why)
+					bad = true
+					continue
+				}
+				at[i], ranges[i] = e.n, &PortRange{Start: int32(lo), End: int32(hi)}
+			}
+			if !bad {
+				for i, pr := range ranges {
+					s.Ports[i].PortRange = pr
+				}
 			}
 		}
 	}
@@ -673,56 +909,65 @@ func (r *reader) crossField(s *Settings) {
 	l := &s.Listener
 	if r.owner == OwnerCLB {
 		if has(ProtocolHTTPS) && l.CertID == nil {
-			r.fail(r.keyOf("protocol-port"), val("protocol-port"), "an https port requires "+r.keyOf("cert-id"))
+			r.fail(r.keyOf("protocol-port"), val("protocol-port"), "an https port requires "+r.keyOf("cert-id"), false)
 		}
-		if r.keys["forward-port"] != "" {
-			for _, port := range s.Ports {
-				if port.ForwardTo == 0 {
-					continue
-				}
-				to, _ := s.PortByNumber(port.ForwardTo)
-				if port.Protocol != ProtocolHTTP || to.Protocol != ProtocolHTTPS {
-					r.fail(r.keyOf("forward-port"), val("forward-port"), fmt.Sprintf("httpPort:httpsPort where %s maps the first port to http and the second to https", r.keyOf("protocol-port")))
-					break
-				}
+		for _, port := range s.Ports {
+			if port.ForwardTo == 0 {
+				continue
+			}
+			// A port that forwards has no vServer group, so a forward the
+			// protocols do not allow leaves the groups unknown too.
+			if to, _ := s.PortByNumber(port.ForwardTo); port.Protocol != ProtocolHTTP || to.Protocol != ProtocolHTTPS {
+				e := r.forwardAt[port.Port]
+				r.problems = append(r.problems, Problem{
+					Key: r.keyOf("forward-port"), Value: val("forward-port"), Index: e.n, Element: e.text,
+					Reason:          fmt.Sprintf("port %d is %s and port %d is %s", port.Port, port.Protocol, to.Port, to.Protocol),
+					Accepted:        fmt.Sprintf("httpPort:httpsPort where %s maps the first port to http and the second to https", r.keyOf("protocol-port")),
+					AffectsBackends: true,
+				})
 			}
 		}
-		if Or(l.ACLStatus, false) && l.ACLID == nil {
-			r.fail(r.keyOf("acl-status"), val("acl-status"), "on requires "+r.keyOf("acl-id"))
+		if Or(l.ACLStatus, false) && l.ACLID == nil && !r.failed("acl-id") {
+			r.fail(r.keyOf("acl-status"), val("acl-status"), "on requires "+r.keyOf("acl-id"), false)
 		}
 		if Or(l.StickySession, false) {
 			switch {
+			case l.StickySessionType == nil && !r.failed("sticky-session-type"):
+				r.fail(r.keyOf("sticky-session"), val("sticky-session"), "on requires "+r.keyOf("sticky-session-type"), false)
 			case l.StickySessionType == nil:
-				r.fail(r.keyOf("sticky-session"), val("sticky-session"), "on requires "+r.keyOf("sticky-session-type"))
-			case *l.StickySessionType == "insert" && l.CookieTimeout == nil:
-				r.fail(r.keyOf("sticky-session-type"), val("sticky-session-type"), "insert requires "+r.keyOf("cookie-timeout"))
-			case *l.StickySessionType == "server" && l.Cookie == nil:
-				r.fail(r.keyOf("sticky-session-type"), val("sticky-session-type"), "server requires "+r.keyOf("cookie"))
+			case *l.StickySessionType == "insert" && l.CookieTimeout == nil && !r.failed("cookie-timeout"):
+				r.fail(r.keyOf("sticky-session-type"), val("sticky-session-type"), "insert requires "+r.keyOf("cookie-timeout"), false)
+			case *l.StickySessionType == "server" && l.Cookie == nil && !r.failed("cookie"):
+				r.fail(r.keyOf("sticky-session-type"), val("sticky-session-type"), "server requires "+r.keyOf("cookie"), false)
 			}
 		}
-		if Or(l.ConnectionDrain, false) && l.ConnectionDrainTimeout == nil {
-			r.fail(r.keyOf("connection-drain"), val("connection-drain"), "on requires "+r.keyOf("connection-drain-timeout"))
+		if Or(l.ConnectionDrain, false) && l.ConnectionDrainTimeout == nil && !r.failed("connection-drain-timeout") {
+			r.fail(r.keyOf("connection-drain"), val("connection-drain"), "on requires "+r.keyOf("connection-drain-timeout"), false)
 		}
 		if len(l.DomainExtensions) > 0 && !has(ProtocolHTTPS) {
-			r.fail(r.keyOf("domain-extensions"), val("domain-extensions"), "requires an https port in "+r.keyOf("protocol-port"))
+			r.fail(r.keyOf("domain-extensions"), val("domain-extensions"), "requires an https port in "+r.keyOf("protocol-port"), false)
 		}
 		return
 	}
-	if has(ProtocolTCPSSL) && len(l.CertIDs) == 0 {
-		r.fail(r.keyOf("protocol-port"), val("protocol-port"), "a tcpssl port requires "+r.keyOf("cert-id"))
+	// The tcpssl port itself is valid (its group is a TCP group); only the
+	// listener lacks a certificate. An invalid cert-id is reported already.
+	if has(ProtocolTCPSSL) && len(l.CertIDs) == 0 && !r.failed("cert-id") {
+		r.fail(r.keyOf("protocol-port"), val("protocol-port"), "a tcpssl port requires "+r.keyOf("cert-id"), false)
 	}
 	if s.LoadBalancer.ID == "" && len(s.LoadBalancer.ZoneMaps) == 0 && !r.failed("zone-maps") {
-		r.fail(r.keyOf("zone-maps"), val("zone-maps"), "required unless "+r.keyOf("id")+" is set: "+r.entry("zone-maps").Format)
+		r.fail(r.keyOf("zone-maps"), val("zone-maps"), "required unless "+r.keyOf("id")+" is set: "+r.entry("zone-maps").Format, false)
 	}
-	if Or(l.CACert, false) && len(l.CACertIDs) == 0 {
-		r.fail(r.keyOf("cacert"), val("cacert"), "on requires "+r.keyOf("cacert-id"))
+	if Or(l.CACert, false) && len(l.CACertIDs) == 0 && !r.failed("cacert-id") {
+		r.fail(r.keyOf("cacert"), val("cacert"), "on requires "+r.keyOf("cacert-id"), false)
 	}
-	if Or(l.ALPN, false) && l.ALPNPolicy == nil {
-		r.fail(r.keyOf("alpn"), val("alpn"), "on requires "+r.keyOf("alpn-policy"))
+	if Or(l.ALPN, false) && l.ALPNPolicy == nil && !r.failed("alpn-policy") {
+		r.fail(r.keyOf("alpn"), val("alpn"), "on requires "+r.keyOf("alpn-policy"), false)
 	}
 	for _, port := range s.Ports {
+		// Range groups take any port: with ecs backends they would be
+		// built from node ports they cannot express, so backends wait too.
 		if port.PortRange != nil && s.Backend.Type != BackendENI {
-			r.fail(r.keyOf("listener-port-range"), val("listener-port-range"), "requires "+BackendTypeKey+": eni")
+			r.fail(r.keyOf("listener-port-range"), val("listener-port-range"), "requires "+BackendTypeKey+": eni", true)
 			break
 		}
 	}

@@ -489,10 +489,15 @@ func TestInvalidValues(t *testing.T) {
 				t.Fatalf("problems = %v, want exactly one", inv.Problems)
 			}
 			p := inv.Problems[0]
-			if p.Key != tc.key || p.Value != tc.value || !strings.Contains(p.Accepted, tc.accepted) {
+			if p.Key != tc.key || p.Value != tc.value || !strings.Contains(p.Reason+" "+p.Accepted, tc.accepted) {
 				t.Errorf("problem = %+v, want key %s value %q accepted ~ %q", p, tc.key, tc.value, tc.accepted)
 			}
-			for _, part := range []string{tc.key, tc.value, p.Accepted} {
+			// A list problem quotes its bad element, not the whole value.
+			shown := tc.value
+			if p.Index > 0 {
+				shown = p.Element
+			}
+			for _, part := range []string{tc.key, shown, p.Accepted} {
 				if !strings.Contains(err.Error(), part) {
 					t.Errorf("message %q lacks %q", err.Error(), part)
 				}

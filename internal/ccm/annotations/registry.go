@@ -97,6 +97,10 @@ type Annotation struct {
 	// EmptyIsValue keeps an empty value meaningful (e.g. clears a list)
 	// instead of treating it as absent.
 	EmptyIsValue bool
+	// Backends marks annotations the backend pass reads (ComputeBackends,
+	// node eligibility, the providers' SyncBackends): an invalid one also
+	// stops backend updates, any other only freezes the LB and listeners.
+	Backends bool
 	// Doc is a one-line description.
 	Doc string
 }
@@ -152,6 +156,7 @@ func format(f string) func(*Annotation)    { return func(a *Annotation) { a.Form
 func def(d string) func(*Annotation)       { return func(a *Annotation) { a.Default = d } }
 func immutable() func(*Annotation)         { return func(a *Annotation) { a.Immutable = true } }
 func emptyIsValue() func(*Annotation)      { return func(a *Annotation) { a.EmptyIsValue = true } }
+func backends() func(*Annotation)          { return func(a *Annotation) { a.Backends = true } }
 func fullKey(key string) func(*Annotation) { return func(a *Annotation) { a.Key, a.Legacy = key, "" } }
 
 // Defaults used when an annotation is absent; the registry quotes them so
@@ -202,7 +207,7 @@ var CLBSpecs = []string{
 // twice with disjoint scopes when CLB and NLB accept different values.
 var Registry = []Annotation{
 	// Shared, load balancer level.
-	p("id", ScopeShared, KindFormat, "Reuse an existing load balancer; it is never deleted, and its listeners are left alone unless force-override-listeners is true.", format("a load balancer id: lb-… (CLB) or nlb-… (NLB)")),
+	p("id", ScopeShared, KindFormat, "Reuse an existing load balancer; it is never deleted, and its listeners are left alone unless force-override-listeners is true.", format("a load balancer id: lb-… (CLB) or nlb-… (NLB)"), backends()),
 	p("force-override-listeners", ScopeShared, KindTrueFalse, "With id: manage the reused load balancer's listeners.", def("false")),
 	p("name", ScopeShared, KindFormat, "Load balancer name.", format("1–80 characters (CLB), 2–128 (NLB)"), def(`"a" + Service UID without dashes, 32 characters`)),
 	p("address-type", ScopeCLB, KindEnum, "Public or private address.", values("internet", "intranet"), def(DefaultAddressType), immutable()),
@@ -214,8 +219,11 @@ var Registry = []Annotation{
 	p("preserve-lb-on-delete", ScopeShared, KindPresence, "Keep the load balancer when the Service is deleted; protections are turned off and our tags removed.", emptyIsValue()),
 
 	// Shared, listener level.
+	// The CLB form is not marked backends(): vServer group names carry no
+	// protocol, and its one effect on groups (an http port in forward-port has
+	// none) is caught by the forward-port check, which is marked.
 	p("protocol-port", ScopeCLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp, http or https and port a Service port"), def("the Service port's protocol")),
-	p("protocol-port", ScopeNLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp or tcpssl and port a Service port"), def("the Service port's protocol")),
+	p("protocol-port", ScopeNLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp or tcpssl and port a Service port"), def("the Service port's protocol"), backends()),
 	p("cert-id", ScopeCLB, KindString, "Server certificate of HTTPS listeners."),
 	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
 	p("tls-cipher-policy", ScopeCLB, KindEnum, "TLS policy of HTTPS listeners.", values("tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3")),
@@ -244,13 +252,15 @@ var Registry = []Annotation{
 	p("health-check-connect-timeout", ScopeShared, KindInt, "Health check connect timeout in seconds.", rng(1, 300), def(fmt.Sprint(DefaultHealthCheckTimeout))),
 
 	// Shared, backends.
-	p("vgroup-port", ScopeCLB, KindFormat, "Bind existing vServer groups to Service ports.", format("rsp-…:port,... with port a Service port")),
-	p("vgroup-port", ScopeNLB, KindFormat, "Bind existing server groups to Service ports.", format("sgp-…:port,... with port a Service port")),
-	p("weight", ScopeShared, KindInt, "Total weight of this Service's backends in a shared group.", rng(0, 100)),
-	p("default-weight", ScopeShared, KindInt, "Weight of each backend server.", rng(0, 100), def(fmt.Sprint(DefaultWeight))),
-	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off")),
-	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values")),
-	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off")),
+	p("vgroup-port", ScopeCLB, KindFormat, "Bind existing vServer groups to Service ports.", format("rsp-…:port,... with port a Service port"), backends()),
+	p("vgroup-port", ScopeNLB, KindFormat, "Bind existing server groups to Service ports.", format("sgp-…:port,... with port a Service port"), backends()),
+	p("weight", ScopeShared, KindInt, "Total weight of this Service's backends in a shared group.", rng(0, 100), backends()),
+	p("default-weight", ScopeShared, KindInt, "Weight of each backend server.", rng(0, 100), def(fmt.Sprint(DefaultWeight)), backends()),
+	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off"), backends()),
+	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values"), backends()),
+	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off"), backends()),
+	// Not marked backends(): parsed but not applied yet (IPv4 backends only),
+	// so a bad value cannot change which backends a Service gets.
 	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion)),
 
 	// CLB only.
@@ -270,7 +280,7 @@ var Registry = []Annotation{
 	p("acl-status", ScopeCLB, KindOnOff, "Access control on the listeners.", def("off")),
 	p("acl-id", ScopeCLB, KindFormat, "Access control list.", format("acl-…")),
 	p("acl-type", ScopeCLB, KindEnum, "Access control list type.", values("white", "black")),
-	p("forward-port", ScopeCLB, KindFormat, "Redirect an HTTP listener to an HTTPS listener.", format("httpPort:httpsPort,... with both Service ports")),
+	p("forward-port", ScopeCLB, KindFormat, "Redirect an HTTP listener to an HTTPS listener.", format("httpPort:httpsPort,... with both Service ports"), backends()),
 	p("http2-enabled", ScopeCLB, KindOnOff, "HTTP/2 on HTTPS listeners."),
 	p("sticky-session", ScopeCLB, KindOnOff, "Session persistence on HTTP/HTTPS listeners.", def("off")),
 	p("sticky-session-type", ScopeCLB, KindEnum, "How the session cookie is handled.", values("insert", "server")),
@@ -292,7 +302,7 @@ var Registry = []Annotation{
 	p("bandwidth-package-id", ScopeNLB, KindFormat, "Common bandwidth package to attach.", format("cbwp-…")),
 	p("ipv6-address-type", ScopeNLB, KindEnum, "Public or private IPv6 address of a dual-stack load balancer.", values("internet", "intranet")),
 	p("cross-zone-enabled", ScopeNLB, KindOnOff, "Cross-zone load balancing."),
-	p("server-group-type", ScopeNLB, KindEnum, "Server group type.", values("instance", "ip"), def(DefaultServerGroupType)),
+	p("server-group-type", ScopeNLB, KindEnum, "Server group type.", values("instance", "ip"), def(DefaultServerGroupType), backends()),
 	p("preserve-client-ip", ScopeNLB, KindOnOff, "Preserve the client address towards backends."),
 	p("cacert", ScopeNLB, KindOnOff, "Mutual TLS on TCPSSL listeners."),
 	p("cacert-id", ScopeNLB, KindFormat, "CA certificates for mutual TLS.", format("certificate ids separated by commas")),
@@ -303,10 +313,10 @@ var Registry = []Annotation{
 	p("alpn", ScopeNLB, KindOnOff, "ALPN on TCPSSL listeners."),
 	p("alpn-policy", ScopeNLB, KindEnum, "ALPN policy.", values("HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional")),
 	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
-	p("listener-port-range", ScopeNLB, KindFormat, "Serve a port range with one listener (eni backends only).", format("start-end:port,... with 1 ≤ start ≤ end ≤ 65535 and port a Service port")),
+	p("listener-port-range", ScopeNLB, KindFormat, "Serve a port range with one listener (eni backends only).", format("start-end:port,... with 1 ≤ start ≤ end ≤ 65535 and port a Service port"), backends()),
 
 	// Keys outside the prefix.
-	p("", ScopeShared, KindEnum, "Backends are nodes on their nodePort (ecs) or pod ENIs on their targetPort (eni).", fullKey(BackendTypeKey), values(string(BackendECS), string(BackendENI)), def("env SERVICE_FORCE_BACKEND_ENI, else cloud-config serviceBackendType, else ecs")),
+	p("", ScopeShared, KindEnum, "Backends are nodes on their nodePort (ecs) or pod ENIs on their targetPort (eni).", fullKey(BackendTypeKey), values(string(BackendECS), string(BackendENI)), def("env SERVICE_FORCE_BACKEND_ENI, else cloud-config serviceBackendType, else ecs"), backends()),
 	p("", ScopeRouting, KindString, "Non-empty: another controller owns the Service (not CLB).", fullKey(ClassKey)),
 	p("", ScopeRouting, KindString, "nlb: the Service gets an NLB (feature gate LoadBalancerTypeAnnotation); any other non-empty value: not ours.", fullKey(LoadBalancerTypeKey)),
 	p("", ScopeRouting, KindPresence, "Present (any value, even empty): not a CLB Service.", fullKey(TunnelTypeKey), emptyIsValue()),
