@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
+	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
@@ -199,10 +201,28 @@ func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
 // with the current SDK clients, retries transient failures (throttling,
 // busy resources, 5xx and transport errors) with jittered exponential
 // backoff, records metrics, and returns a classified *Error on failure.
-func Do[T any](ctx context.Context, c *Client, product Product, action string, fn func(*Clients) (T, error)) (T, error) {
+//
+// fn must make one SDK call; it runs in a goroutine of its own so that Do
+// returns as soon as ctx is done, even mid-attempt. A failure whose outcome
+// is unknown is not retried when the call is unsafe to replay (see
+// NotIdempotent, ClientTokenOf and NoReplay), and retries are drawn from
+// ctx's retry budget when it has one (see WithRetryBudget).
+func Do[T any](ctx context.Context, c *Client, product Product, action string, fn func(*Clients) (T, error), opts ...CallOption) (T, error) {
+	var o callOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	budget := budgetFrom(ctx)
 	var zero T
 	var last *Error
-	for attempt := 1; attempt <= c.opts.MaxAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
+		// Never start an attempt nobody waits for any more.
+		if err := ctx.Err(); err != nil {
+			if last != nil {
+				return zero, fmt.Errorf("%w (retry abandoned: %w)", last, err)
+			}
+			return zero, fmt.Errorf("%s %s: not attempted: %w", product, action, err)
+		}
 		if err := c.limiters[product].Wait(ctx); err != nil {
 			return zero, fmt.Errorf("%s %s: waiting for the rate limiter: %w", product, action, err)
 		}
@@ -210,32 +230,134 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		if err != nil {
 			return zero, fmt.Errorf("%s %s: credentials: %w", product, action, err)
 		}
-		start := time.Now()
-		resp, err := fn(clients)
-		elapsed := time.Since(start)
-		if err == nil {
-			observe(product, action, "OK", elapsed)
-			return resp, nil
+		r := runAttempt(ctx, product, action, clients, fn)
+		if r.abandoned {
+			observe(product, action, codeAbandoned, r.elapsed)
+			return zero, &Error{Product: product, Action: action, Class: ClassUnavailable, OutcomeUnknown: true,
+				Err: fmt.Errorf("attempt abandoned after %v, its outcome is unknown: %w", r.elapsed.Round(time.Millisecond), ctx.Err())}
 		}
-		last = wrap(product, action, err)
-		code := last.Code
-		if code == "" {
-			code = "ClientError"
+		if r.err == nil {
+			observe(product, action, codeOK, r.elapsed)
+			return r.resp, nil
 		}
-		observe(product, action, code, elapsed)
-		if !last.Class.Retryable() || attempt == c.opts.MaxAttempts {
+		last = wrap(product, action, r.err)
+		observe(product, action, metricCode(last), r.elapsed)
+		if !last.Class.Retryable() || attempt >= c.opts.MaxAttempts {
+			break
+		}
+		if last.OutcomeUnknown && !o.replaySafe(product, action) {
+			notReplayed.WithLabelValues(string(product), action).Inc()
+			klog.V(2).InfoS("Not replaying a cloud write whose outcome is unknown; the next reconcile re-reads",
+				"product", product, "action", action, "class", last.Class, "code", metricCode(last), "requestID", last.RequestID, "attempt", attempt)
+			break
+		}
+		d := c.backoff(attempt)
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+			// Sleeping past the deadline would only delay the same error.
+			return zero, fmt.Errorf("%w (retry abandoned: the context deadline comes before the %v backoff)", last, d)
+		}
+		if !budget.take() {
+			budgetExhausted.WithLabelValues(string(product), action).Inc()
+			klog.V(2).InfoS("Retry budget spent; not retrying cloud call",
+				"product", product, "action", action, "class", last.Class, "code", metricCode(last), "attempt", attempt)
 			break
 		}
 		retries.WithLabelValues(string(product), action, last.Class.String()).Inc()
-		d := c.backoff(attempt)
-		klog.V(4).InfoS("Retrying cloud call", "product", product, "action", action, "code", last.Code, "attempt", attempt, "after", d)
+		kv := []any{"product", product, "action", action, "class", last.Class, "code", metricCode(last), "requestID", last.RequestID, "attempt", attempt, "after", d}
+		if left, ok := RetryBudgetLeft(ctx); ok {
+			kv = append(kv, "retryBudgetLeft", left)
+		}
+		klog.V(2).InfoS("Retrying cloud call", kv...)
+		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
-			return zero, fmt.Errorf("%w (retry abandoned: %v)", last, ctx.Err())
-		case <-time.After(d):
+			t.Stop()
+			return zero, fmt.Errorf("%w (retry abandoned: %w)", last, ctx.Err())
+		case <-t.C:
 		}
 	}
 	return zero, last
+}
+
+// codeOK is the requests_total code of a successful call.
+const codeOK = "OK"
+
+// codeAbandoned is the requests_total code of an attempt Do stopped
+// waiting for because its context was done.
+const codeAbandoned = "Abandoned"
+
+// metricCode is the requests_total code of a failed attempt: the API's
+// code, the SDK's client error code, or ClientError for a transport error.
+func metricCode(e *Error) string {
+	if e.Code != "" {
+		return e.Code
+	}
+	var ce *sdkerrors.ClientError
+	if errors.As(e.Err, &ce) {
+		return ce.ErrorCode()
+	}
+	return "ClientError"
+}
+
+// attempt is the result of one call of fn.
+type attempt[T any] struct {
+	resp      T
+	err       error
+	elapsed   time.Duration
+	abandoned bool
+}
+
+// runAttempt calls fn in a goroutine and waits for it or for ctx. The SDK
+// takes no context, so an abandoned attempt runs on until the SDK client's
+// timeout (Options.Timeout) ends it; it then logs what became of it. A
+// panic in fn is raised again in the caller's goroutine.
+func runAttempt[T any](ctx context.Context, product Product, action string, clients *Clients, fn func(*Clients) (T, error)) attempt[T] {
+	type result struct {
+		resp     T
+		err      error
+		panicked any
+		stack    []byte
+	}
+	// Unbuffered, with abandon closed when Do stops waiting: the goroutine
+	// either hands its result over or knows for sure nobody will read it.
+	results := make(chan result)
+	abandon := make(chan struct{})
+	start := time.Now()
+	go func() {
+		var r result
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r.panicked, r.stack = p, debug.Stack()
+				}
+			}()
+			r.resp, r.err = fn(clients)
+		}()
+		select {
+		case results <- r:
+		case <-abandon:
+			switch {
+			case r.panicked != nil:
+				klog.ErrorS(nil, "Abandoned cloud call panicked", "product", product, "action", action, "panic", r.panicked, "stack", string(r.stack))
+			case r.err != nil:
+				e := wrap(product, action, r.err)
+				klog.V(2).InfoS("Abandoned cloud call finished", "product", product, "action", action, "code", metricCode(e), "requestID", e.RequestID, "took", time.Since(start))
+			default:
+				klog.V(2).InfoS("Abandoned cloud call finished", "product", product, "action", action, "code", codeOK, "took", time.Since(start))
+			}
+		}
+	}()
+	select {
+	case r := <-results:
+		if r.panicked != nil {
+			klog.ErrorS(nil, "Cloud call panicked", "product", product, "action", action, "panic", r.panicked, "stack", string(r.stack))
+			panic(r.panicked)
+		}
+		return attempt[T]{resp: r.resp, err: r.err, elapsed: time.Since(start)}
+	case <-ctx.Done():
+		close(abandon)
+		return attempt[T]{elapsed: time.Since(start), abandoned: true}
+	}
 }
 
 // backoff is full-jitter exponential: uniform in [0, min(max, base*2^n)].

@@ -30,10 +30,24 @@ var (
 		Help:           "Retried Alibaba Cloud API attempts by product, action and error class.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"product", "action", "class"})
+	budgetExhausted = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "retry_budget_exhausted_total",
+		Help:           "Alibaba Cloud API calls that failed without a retry because their reconcile's retry budget was spent, by product and action.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action"})
+	notReplayed = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "not_replayed_total",
+		Help:           "Alibaba Cloud API writes not retried because their outcome was unknown and a replay could apply them twice, by product and action.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action"})
 )
 
 func init() {
-	legacyregistry.MustRegister(requests, latency, retries)
+	legacyregistry.MustRegister(requests, latency, retries, budgetExhausted, notReplayed)
 }
 
 func observe(product Product, action, code string, d time.Duration) {

@@ -53,7 +53,8 @@ type FaultError struct {
 }
 
 // FaultRule injects an error, latency or a dropped connection into matching
-// calls before their handler runs, so an injected error never changes state.
+// calls before their handler runs, so an injected error never changes state;
+// only a drop with After lets the call apply first (a lost response).
 type FaultRule struct {
 	// ID is assigned by the gateway when the rule is added.
 	ID string `json:"id"`
@@ -72,6 +73,11 @@ type FaultRule struct {
 	Latency Duration `json:"latency,omitempty"`
 	// Drop closes the connection without a response.
 	Drop bool `json:"drop,omitempty"`
+	// After, with Drop, drops the response after the handler applied the call.
+	// The state changes and the request log records the call with the
+	// response it would have sent, but the client sees the connection close:
+	// the "lost response" that makes a blind replay of a create duplicate it.
+	After bool `json:"after,omitempty"`
 	// Fired counts how often the rule fired.
 	Fired int `json:"fired"`
 }
@@ -81,7 +87,9 @@ type faultOutcome struct {
 	latency time.Duration
 	err     *api.Error
 	drop    bool
-	ruleID  string
+	// dropAfter drops the connection after the handler ran instead of before.
+	dropAfter bool
+	ruleID    string
 }
 
 type faultSet struct {
@@ -122,6 +130,9 @@ func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	}
 	if r.Drop {
 		kinds++
+	}
+	if r.After && !r.Drop {
+		return r, fmt.Errorf("after is only valid with drop")
 	}
 	if kinds != 1 {
 		return r, fmt.Errorf("a fault rule needs exactly one of error, latency or drop")
@@ -196,7 +207,7 @@ func (f *faultSet) match(product, action string) faultOutcome {
 				out.err = api.Errorf(r.Error.Status, r.Error.Code, "%s", r.Error.Message)
 				done = true
 			case r.Drop:
-				out.drop = true
+				out.drop, out.dropAfter = true, r.After
 				done = true
 			default:
 				out.latency += time.Duration(r.Latency)

@@ -168,6 +168,34 @@ func TestFaultDropClosesConnection(t *testing.T) {
 	}
 }
 
+// TestFaultDropAfterAppliesThenCloses: a drop with after applies the call,
+// logs it with the answer it would have had, and only then closes the
+// connection, so the client sees a transport error for a call that happened.
+func TestFaultDropAfterAppliesThenCloses(t *testing.T) {
+	env := newTestEnv(t, nil)
+	c := env.client(t, nil)
+	if _, err := env.gw.AddFault(gateway.FaultRule{Product: "kv", Action: "Put", Drop: true, After: true, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := env.call(t, c, "Put", map[string]string{"Key": "k", "Value": "v"})
+	var se *sdkerrors.ServerError
+	if err == nil || errors.As(err, &se) {
+		t.Fatalf("want a transport error, got %v", err)
+	}
+	got, err := env.call(t, c, "Get", map[string]string{"Key": "k"})
+	if err != nil || got["Value"] != "v" {
+		t.Fatalf("the call was not applied: %v %v", got, err)
+	}
+	recs := env.gw.Requests(gateway.RequestFilter{Action: "Put"})
+	if len(recs) != 1 || recs[0].Code != gateway.CodeOK || recs[0].Status != http.StatusOK || !recs[0].ResponseDropped || recs[0].Fault == "" {
+		t.Fatalf("log %+v", recs)
+	}
+	// The rule fired once: the next Put is answered.
+	if _, err := env.call(t, c, "Put", map[string]string{"Key": "k", "Value": "w"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFaultRuleValidation(t *testing.T) {
 	env := newTestEnv(t, nil)
 	for _, body := range []string{
@@ -177,6 +205,9 @@ func TestFaultRuleValidation(t *testing.T) {
 		`{"drop":true,"probability":2}`,
 		`{"latency":"soon"}`,
 		`{"drop":true,"bogus":1}`,
+		`{"after":true}`,
+		`{"latency":"1s","after":true}`,
+		`{"error":{"code":"X"},"after":true}`,
 	} {
 		var out map[string]string
 		if st := env.control(t, http.MethodPost, "/_emulator/faults", body, &out); st != http.StatusBadRequest || out["error"] == "" {

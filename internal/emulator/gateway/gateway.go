@@ -224,7 +224,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if fo.drop {
+	if fo.drop && !fo.dropAfter {
 		dropConnection(w)
 		finish(0, "ConnectionDropped")
 		return
@@ -250,6 +250,20 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		Params:      in.params,
 	}
 	body, err := g.run(act, req)
+	if fo.dropAfter {
+		// A lost response: the call is applied and logged with the answer it
+		// would have had, then the client sees the connection close. Log
+		// first, so the record is there by the time the client fails.
+		rec.ResponseDropped = true
+		if err != nil {
+			e := asAPIError(err)
+			finish(e.Status, e.Code)
+		} else {
+			finish(http.StatusOK, CodeOK)
+		}
+		dropConnection(w)
+		return
+	}
 	if err != nil {
 		fail(err)
 		return

@@ -42,6 +42,10 @@ type RequestRecord struct {
 	RequestID string `json:"requestId"`
 	// Fault is the id of the fault rule that fired, if any.
 	Fault string `json:"fault,omitempty"`
+	// ResponseDropped means the call was applied (Code and Status are the
+	// answer it had) but a drop fault with after closed the connection
+	// instead of sending that answer.
+	ResponseDropped bool `json:"responseDropped,omitempty"`
 }
 
 // RequestFilter selects records from the request log; zero fields match all.
