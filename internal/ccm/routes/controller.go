@@ -3,7 +3,9 @@
 // table of the cluster. Unlike the generic cloud-provider route controller
 // it writes in batches (CreateRouteEntries / DeleteRouteEntries) from a
 // single worker, because the VPC API answers concurrent route writes in one
-// VPC with TaskConflict.
+// VPC with TaskConflict. Unmarked entries it adopts from the existing CCM
+// get its Description marker (ModifyRouteEntry), so that they can be
+// deleted once their Node is gone.
 package routes
 
 import (

@@ -35,11 +35,18 @@ var (
 		Help:           "Route entries deleted by the route controller, by route table.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"route_table"})
+	entriesAdopted = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "entries_adopted_total",
+		Help:           "Unmarked route entries of the cluster's Nodes marked as the cluster's by the route controller, by route table.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"route_table"})
 	entryFailures = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace:      "alicloud",
 		Subsystem:      "route",
 		Name:           "entry_failures_total",
-		Help:           "Route entries the cloud refused, by operation (create, delete) and error code.",
+		Help:           "Route entries the cloud refused, by operation (create, delete, adopt) and error code.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"op", "code"})
 	conflicts = metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -52,5 +59,5 @@ var (
 )
 
 func init() {
-	legacyregistry.MustRegister(reconciles, reconcileLatency, entriesCreated, entriesDeleted, entryFailures, conflicts)
+	legacyregistry.MustRegister(reconciles, reconcileLatency, entriesCreated, entriesDeleted, entriesAdopted, entryFailures, conflicts)
 }

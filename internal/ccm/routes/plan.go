@@ -64,6 +64,16 @@ type deletion struct {
 	Node  string
 }
 
+// marking is an adopted entry, unmarked so far, to mark as Node's.
+type marking struct {
+	Entry entry
+	Node  string
+}
+
+// Entry statuses in which the cloud refuses writes to the entry
+// (IncorrectRouteEntryStatus); the entry settles by itself.
+var busyStatuses = map[string]bool{"Pending": true, "Modifying": true}
+
 // conflict is an entry inside the cluster CIDR that this cluster did not
 // create and will not delete; Nodes are those whose podCIDR it overlaps.
 type conflict struct {
@@ -80,14 +90,17 @@ type plan struct {
 	Present map[routeKey]bool
 	// Blocked are wanted routes whose destination is held by a conflict.
 	Blocked map[routeKey]bool
+	// Marks are adopted entries with an empty Description to mark as ours,
+	// so that they can still be proven ours once their Node is gone.
+	Marks []marking
+	// Deferred are adopted entries to mark once they leave a busy status.
+	Deferred []entry
 }
 
 // nodeSet is what the route controller needs to know about the Nodes.
 type nodeSet struct {
 	// Targets are the wanted routes, one per eligible Node podCIDR.
 	Targets []target
-	// Instances maps the instance of every eligible Node to its name.
-	Instances map[string]string
 	// ExcludedNodes and ExcludedInstances are left alone entirely: their
 	// routes are neither created, deleted nor reported.
 	ExcludedNodes     map[string]bool
@@ -154,7 +167,7 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 // inside the cluster CIDRs count; a podCIDR claimed by two Nodes goes to
 // the first by name.
 func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
-	ns := nodeSet{Instances: map[string]string{}, ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
+	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
 	var skips []skipped
 	sorted := append([]*corev1.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
@@ -180,7 +193,6 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 			skips = append(skips, skipped{n.Name, "instance is in region " + r + ", the VPC in " + region})
 			continue
 		}
-		ns.Instances[id] = n.Name
 		for _, s := range podCIDRs(n) {
 			p, err := netip.ParsePrefix(s)
 			if err != nil {
@@ -209,12 +221,16 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 // diff compares the wanted routes with the tables' custom entries.
 //
 // An entry is kept when a Node wants its destination with its next hop,
-// whoever made it (so routes of the existing CCM are adopted). It is
-// deleted when it is ours but not wanted: marked with this cluster's
-// Description, or unmarked with a current Node's instance as next hop.
-// Anything else inside the cluster CIDR is a conflict, reported and left in
-// place; entries outside the cluster CIDR, and those of excluded Nodes, are
-// never looked at.
+// whoever made it (so routes of the existing CCM are adopted); an adopted
+// entry with an empty Description, as the existing CCM leaves them, is
+// marked as the Node's, so that it stays provably ours once the Node is
+// gone, while any other Description (ours, another cluster's, the user's)
+// is never rewritten. It is deleted when it carries this cluster's marker
+// but is not wanted (deleted Node, changed podCIDR, wrong next hop).
+// Anything else inside the cluster CIDR, including unmarked entries via a
+// Node's instance to another destination, may be the user's: a conflict,
+// reported and left in place. Entries outside the cluster CIDR, and those
+// of excluded Nodes, are never looked at.
 func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nodeSet, entries map[string][]entry) plan {
 	pl := plan{Present: map[routeKey]bool{}, Blocked: map[routeKey]bool{}}
 	want := map[string]target{}
@@ -235,21 +251,21 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 			t, wanted := want[key.Dst]
 			if wanted && e.HopType == nextHopInstance && e.HopID == t.Instance {
 				pl.Present[key] = true
+				switch {
+				case e.Description != "":
+				case busyStatuses[e.Status]:
+					pl.Deferred = append(pl.Deferred, e)
+				default:
+					pl.Marks = append(pl.Marks, marking{Entry: e, Node: t.Node})
+				}
 				continue
 			}
 			owner, marked := markedNode(clusterID, e.Description)
 			if ns.ExcludedNodes[owner] || (e.HopType == nextHopInstance && ns.ExcludedInstances[e.HopID]) {
 				continue
 			}
-			hopNode := ""
-			if e.HopType == nextHopInstance {
-				hopNode = ns.Instances[e.HopID]
-			}
-			if marked || hopNode != "" {
+			if marked {
 				node := owner
-				if node == "" {
-					node = hopNode
-				}
 				if wanted {
 					// The event belongs to the Node whose route replaces it.
 					node = t.Node

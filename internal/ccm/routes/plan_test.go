@@ -30,11 +30,16 @@ func ent(id, table, dst, hop, desc string) entry {
 	return entry{ID: id, Table: table, Dst: dst, HopType: nextHopInstance, HopID: hop, Description: desc, Status: "Available"}
 }
 
+func withStatus(e entry, status string) entry {
+	e.Status = status
+	return e
+}
+
 func mark(node string) string { return description(testCluster, node) }
 
 // summary renders a plan compactly so that cases read as expectations.
 type summary struct {
-	Creates, Deletes, Conflicts, Present, Blocked []string
+	Creates, Deletes, Conflicts, Present, Blocked, Marks, Deferred []string
 }
 
 func summarize(p plan) summary {
@@ -54,6 +59,12 @@ func summarize(p plan) summary {
 	for k := range p.Blocked {
 		s.Blocked = append(s.Blocked, k.Table+":"+k.Dst)
 	}
+	for _, m := range p.Marks {
+		s.Marks = append(s.Marks, m.Entry.ID+"@"+m.Node)
+	}
+	for _, e := range p.Deferred {
+		s.Deferred = append(s.Deferred, e.ID)
+	}
 	sort.Strings(s.Present)
 	sort.Strings(s.Blocked)
 	return s
@@ -62,7 +73,6 @@ func summarize(p plan) summary {
 func TestDiff(t *testing.T) {
 	nodes := nodeSet{
 		Targets:           []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
-		Instances:         map[string]string{"i-1": "n1", "i-2": "n2"},
 		ExcludedNodes:     map[string]bool{"ex": true},
 		ExcludedInstances: map[string]bool{"i-ex": true},
 	}
@@ -118,14 +128,68 @@ func TestDiff(t *testing.T) {
 			},
 		},
 		{
-			name: "unmarked entries of the existing CCM are adopted, or removed when stale",
+			name: "unmarked entries of the existing CCM are adopted and marked in every table",
 			entries: map[string][]entry{
-				"vtb-a": {ent("rte-old1", "vtb-a", "10.244.1.0/24", "i-1", ""), ent("rte-old2", "vtb-a", "10.244.5.0/24", "i-2", "made by hand")},
+				"vtb-a": {ent("rte-old1", "vtb-a", "10.244.1.0/24", "i-1", ""), ent("rte-old2", "vtb-a", "10.244.2.0/24", "i-2", "")},
+				"vtb-b": {ent("rte-old3", "vtb-b", "10.244.1.0/24", "i-1", "")},
 			},
 			want: summary{
-				Deletes: []string{"rte-old2@n2"},
-				Creates: []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-				Present: []string{"vtb-a:10.244.1.0/24"},
+				Creates: []string{"vtb-b:10.244.2.0/24>i-2"},
+				Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24"},
+				Marks:   []string{"rte-old1@n1", "rte-old2@n2", "rte-old3@n1"},
+			},
+		},
+		{
+			name: "matching entries with any Description are kept and never rewritten",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-user", "vtb-a", "10.244.1.0/24", "i-1", "made by hand"), ent("rte-other", "vtb-a", "10.244.2.0/24", "i-2", description("other-cluster", "x"))},
+				"vtb-b": {ent("rte-ours", "vtb-b", "10.244.1.0/24", "i-1", mark("n1")), ent("rte-stale", "vtb-b", "10.244.2.0/24", "i-2", mark("renamed"))},
+			},
+			want: summary{Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24", "vtb-b:10.244.2.0/24"}},
+		},
+		{
+			name: "busy unmarked entries are marked later",
+			entries: map[string][]entry{
+				"vtb-a": {
+					withStatus(ent("rte-p", "vtb-a", "10.244.1.0/24", "i-1", ""), "Pending"),
+					withStatus(ent("rte-m", "vtb-a", "10.244.2.0/24", "i-2", ""), "Modifying"),
+				},
+				// A status the cloud may add later does not hold marking back.
+				"vtb-b": {withStatus(ent("rte-odd", "vtb-b", "10.244.1.0/24", "i-1", ""), "SomethingNew")},
+			},
+			want: summary{
+				Creates:  []string{"vtb-b:10.244.2.0/24>i-2"},
+				Present:  []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24"},
+				Marks:    []string{"rte-odd@n1"},
+				Deferred: []string{"rte-p", "rte-m"},
+			},
+		},
+		{
+			name: "unmarked entries not matching a Node are the user's: never marked nor deleted",
+			entries: map[string][]entry{
+				"vtb-a": {
+					// Via a Node's instance, but not to its podCIDR.
+					ent("rte-via-node", "vtb-a", "10.244.5.0/24", "i-2", ""),
+					// A Node's podCIDR via another Node's instance.
+					ent("rte-swapped", "vtb-a", "10.244.1.0/24", "i-2", ""),
+					// A deleted Node's route the existing CCM left behind.
+					ent("rte-left", "vtb-a", "10.244.3.0/24", "i-3", ""),
+				},
+			},
+			want: summary{
+				Conflicts: []string{"rte-via-node@", "rte-swapped@n1", "rte-left@"},
+				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+			},
+		},
+		{
+			name: "an adopted entry, once marked, goes with its Node or is replaced for a new Node on its podCIDR",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-gone", "vtb-a", "10.244.3.0/24", "i-3", mark("gone")), ent("rte-reused", "vtb-a", "10.244.2.0/24", "i-old", mark("old"))},
+			},
+			want: summary{
+				Deletes: []string{"rte-gone@gone", "rte-reused@n2"},
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
 			},
 		},
 		{
@@ -215,9 +279,6 @@ func TestNodesToTargets(t *testing.T) {
 	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24")}
 	if !reflect.DeepEqual(ns.Targets, want) {
 		t.Errorf("targets = %v, want %v", ns.Targets, want)
-	}
-	if want := map[string]string{"i-a": "a", "i-b": "b", "i-i": "i", "i-j": "j", "i-k": "k"}; !reflect.DeepEqual(ns.Instances, want) {
-		t.Errorf("instances = %v, want %v", ns.Instances, want)
 	}
 	if want := map[string]bool{"d": true, "e": true, "f": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
 		t.Errorf("excluded nodes = %v, want %v", ns.ExcludedNodes, want)

@@ -28,6 +28,9 @@ const (
 	EventCreateRouteFailed = "CreateRouteFailed"
 	// EventSyncRouteFailed (Warning): a stale entry of the Node could not be deleted.
 	EventSyncRouteFailed = "SyncRouteFailed"
+	// EventAdoptedRoute (Normal): an unmarked entry serving the Node (the
+	// existing CCM's) was marked as this cluster's.
+	EventAdoptedRoute = "AdoptedRoute"
 	// EventRouteConflict flags an entry this cluster did not create that
 	// overlaps the Node's podCIDR; it is reported, never deleted.
 	EventRouteConflict = "RouteConflict"
@@ -40,6 +43,10 @@ const (
 	// ReasonNoRouteCreated goes with status True: some table lacks the Node's route.
 	ReasonNoRouteCreated = "NoRouteCreated"
 )
+
+// deferredRecheck is how soon a pass comes back for adopted entries that
+// were too busy (Pending) to be marked, rather than at the resync.
+const deferredRecheck = 5 * time.Second
 
 // outcome is what a pass achieved.
 type outcome struct {
@@ -94,12 +101,18 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	c.reportConflicts(logger, listed, pl.Conflicts, byName)
 	out := c.apply(ctx, listed, pl, byName)
 	errs = append(errs, out.retry...)
+	if len(pl.Deferred) > 0 {
+		for _, e := range pl.Deferred {
+			logger.V(2).Info("Adopted route is busy; marking it later", "routeTable", e.Table, "entry", e.ID, "destination", e.Dst, "status", e.Status, "after", deferredRecheck)
+		}
+		c.queue.AddAfter(c.key, deferredRecheck)
+	}
 	// A table that could not be listed leaves every Node's state unknown.
 	if len(listed) == len(tables) {
 		errs = append(errs, c.updateConditions(ctx, tables, ns, out.have, byName)...)
 	}
 	logger.V(2).Info("Route pass done", "tables", len(tables), "routes", len(ns.Targets)*len(tables),
-		"created", len(pl.Creates), "deleted", len(pl.Deletes), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
+		"created", len(pl.Creates), "deleted", len(pl.Deletes), "adopted", len(pl.Marks), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
 	return errors.Join(errs...)
 }
 
@@ -113,8 +126,8 @@ func nodeRef(byName map[string]*corev1.Node, name string) runtime.Object {
 }
 
 // apply deletes stale entries, then creates missing ones, table by table,
-// in batches; failures are handled per entry so one Node's problem never
-// holds back the others.
+// in batches, then marks adopted entries; failures are handled per entry so
+// one Node's problem never holds back the others.
 func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName map[string]*corev1.Node) outcome {
 	logger := klog.FromContext(ctx)
 	out := outcome{have: map[routeKey]bool{}}
@@ -200,6 +213,37 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 					out.retry = append(out.retry, fmt.Errorf("create route %s via %s in route table %s: %s: %s", dst, cr.Target.Instance, table, f.Code, f.Message))
 				}
 			}
+		}
+	}
+	// Marks come last: the adopted routes already forward, so the Nodes'
+	// missing routes must not wait behind one call per adopted entry.
+	for _, table := range tables {
+		for _, m := range pl.Marks {
+			if m.Entry.Table != table {
+				continue
+			}
+			err := c.markEntry(ctx, m)
+			if err != nil && ctx.Err() != nil {
+				return outcome{have: out.have, retry: append(out.retry, err)}
+			}
+			if err == nil {
+				entriesAdopted.WithLabelValues(table).Inc()
+				logger.Info("Marked adopted route as this cluster's", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "nextHop", m.Entry.HopID, "node", m.Node)
+				c.recorder.Eventf(nodeRef(byName, m.Node), corev1.EventTypeNormal, EventAdoptedRoute,
+					"Marked route %s via %s in route table %s as this cluster's", m.Entry.Dst, m.Entry.HopID, table)
+				continue
+			}
+			code := cloud.CodeOf(err)
+			if code == "" {
+				code = "ClientError"
+			}
+			entryFailures.WithLabelValues("adopt", code).Inc()
+			if cloud.ClassOf(err) == cloud.ClassNotFound {
+				// Deleted meanwhile: the Node lacks its route until the next pass.
+				delete(out.have, routeKey{table, normalize(m.Entry.Dst)})
+			}
+			logger.Info("Adopted route not marked; retrying", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "node", m.Node, "code", code, "err", err)
+			out.retry = append(out.retry, err)
 		}
 	}
 	return out

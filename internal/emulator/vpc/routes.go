@@ -3,7 +3,9 @@ package vpc
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -23,8 +25,11 @@ func errTableNotFound(id string) *api.Error {
 	return api.NotFound("InvalidRouteTableId.NotFound", "The specified route table %s does not exist.", id)
 }
 
+// codeEntryNotFound is the deletes' code for an unknown entry.
+const codeEntryNotFound = "InvalidRouteEntry.NotFound"
+
 func errEntryNotFound(what string) *api.Error {
-	return api.NotFound("InvalidRouteEntry.NotFound", "The specified route entry %s does not exist.", what)
+	return api.NotFound(codeEntryNotFound, "The specified route entry %s does not exist.", what)
 }
 
 func asAPIError(err error) *api.Error {
@@ -334,6 +339,65 @@ func (s *Service) deleteRouteEntries(req *api.Request) (map[string]any, error) {
 		s.markBusy(id, req.Now)
 	}
 	return map[string]any{"SuccessCount": success, "FailedCount": len(failed), "FailedRouteEntries": failed}, nil
+}
+
+// validText applies the cloud's rule for a route entry's name and
+// description: 1 to max characters, not starting with http:// or https://.
+func validText(v string, max int) bool {
+	n := utf8.RuneCountInString(v)
+	return n >= 1 && n <= max && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://")
+}
+
+// modifyRouteEntry changes the name and description of a custom entry,
+// addressed by RouteEntryId or by RouteTableId + DestinationCidrBlock. The
+// entry keeps forwarding, so the VPC does not become busy; but the cloud
+// refuses concurrent changes of one entry, so the entry itself is busy for
+// the route delay, and any change is refused while the VPC runs a route task.
+func (s *Service) modifyRouteEntry(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	if p.String("NewNextHopId") != "" || p.String("NewNextHopType") != "" {
+		return nil, api.InvalidParameter("NewNextHopId", "Changing the next hop (NewNextHopId, NewNextHopType) is not supported by the emulator.")
+	}
+	name, hasName := p.Get("RouteEntryName")
+	if hasName && !validText(name, 128) {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidRouteEntryName.Malformed", "Specified RouteEntry name is not valid.")
+	}
+	desc, hasDesc := p.Get("Description")
+	if hasDesc && !validText(desc, 256) {
+		return nil, api.Errorf(http.StatusBadRequest, "InvalidDescription.Malformed", "Specified description is not valid.")
+	}
+	entryID, tableID, dst := p.String("RouteEntryId"), p.String("RouteTableId"), p.String("DestinationCidrBlock")
+	if entryID == "" && (tableID == "" || dst == "") {
+		return nil, api.Errorf(http.StatusBadRequest, "MissingParam.RouteEntryId", "The parameter RouteEntryId, or RouteTableId and DestinationCidrBlock, is mandatory.")
+	}
+	e, aerr := s.findEntry(req, entryID, tableID, dst, "")
+	if aerr != nil {
+		if aerr.Code == codeEntryNotFound {
+			// ModifyRouteEntry spells the code differently from the deletes, with status 400.
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidRouteEntryId.NotFound", "Specified RouteEntryId does not exist.")
+		}
+		return nil, aerr
+	}
+	if e.Type == TypeSystem {
+		return nil, api.Errorf(http.StatusBadRequest, "OperationDenied.SystemRouteEntry", "The system route entry %s cannot be modified.", e.ID)
+	}
+	// A Pending entry is reported as such, though its creation also keeps
+	// the VPC busy: the entry's own state is the more specific answer.
+	if routeStatus(e, req.Now) != "Available" {
+		return nil, api.Errorf(http.StatusBadRequest, "IncorrectRouteEntryStatus", "The current status of route entry %s does not support this operation.", e.ID)
+	}
+	if s.vpcBusy(s.state.RouteTables[e.TableID], req.Now) || req.Now.Before(e.ModifyBusyUntil) {
+		return nil, errTaskConflict()
+	}
+	if hasName {
+		e.Name = name
+	}
+	if hasDesc {
+		e.Description = desc
+	}
+	e.ModifiedAt = req.Now
+	e.ModifyBusyUntil = req.Now.Add(s.st.Settings().Delay(store.DelayRouteEntry))
+	return map[string]any{}, nil
 }
 
 func (s *Service) describeRouteTableList(req *api.Request) (map[string]any, error) {

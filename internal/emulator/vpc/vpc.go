@@ -158,6 +158,9 @@ type RouteEntry struct {
 	NextHopID string `json:"nextHopId"`
 	// ReadyAt is when the entry turns from Pending to Available.
 	ReadyAt time.Time `json:"readyAt"`
+	// ModifyBusyUntil is when the entry's last ModifyRouteEntry finishes;
+	// another ModifyRouteEntry of the entry before then is a TaskConflict.
+	ModifyBusyUntil time.Time `json:"modifyBusyUntil"`
 	// ModifiedAt is the entry's last change.
 	ModifiedAt time.Time `json:"modifiedAt"`
 	// Seq orders entries by creation, for stable listings.
@@ -234,6 +237,7 @@ func (s *Service) Product() api.Product {
 		"CreateRouteEntries":        s.createRouteEntries,
 		"DeleteRouteEntry":          s.deleteRouteEntry,
 		"DeleteRouteEntries":        s.deleteRouteEntries,
+		"ModifyRouteEntry":          s.modifyRouteEntry,
 		"DescribeEipAddresses":      s.describeEipAddresses,
 	}
 	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil)}
