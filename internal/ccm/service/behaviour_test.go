@@ -303,8 +303,9 @@ func userLB(t *testing.T) *slb.CreateLoadBalancerResponse {
 
 // TestReuse: the id annotation binds a user's load balancer. Without
 // force-override-listeners its listeners are left alone; with it, ours are
-// created and the user's on a Service port is pointed at our group but
-// never deleted. The load balancer survives the Service either way.
+// created and the user's on a Service port is taken over (our group and
+// description), so it goes with the Service. The load balancer survives
+// the Service either way.
 func TestReuse(t *testing.T) {
 	for _, force := range []bool{false, true} {
 		name := "reuse-noforce"
@@ -339,7 +340,7 @@ func TestReuse(t *testing.T) {
 					t.Errorf("without force the listeners changed: %+v", ls)
 				}
 			} else {
-				if len(ls) != 2 || ls[0].Description != "user-80" || ls[0].VServerGroupId == "" || ls[1].Description != naming.For(svc, clusterID).CLBListener(81) || ls[1].Status != "running" {
+				if len(ls) != 2 || ls[0].Description != naming.For(svc, clusterID).CLBListener(80) || ls[0].VServerGroupId == "" || ls[1].Description != naming.For(svc, clusterID).CLBListener(81) || ls[1].Status != "running" {
 					t.Errorf("with force: %+v", ls)
 				}
 			}
@@ -351,7 +352,10 @@ func TestReuse(t *testing.T) {
 				t.Fatalf("reused load balancer %s was deleted", lb.LoadBalancerId)
 			}
 			ls = listeners(t, lb.LoadBalancerId)
-			if len(ls) != 1 || ls[0].Description != "user-80" {
+			if force && len(ls) != 0 {
+				t.Errorf("after delete: listeners %+v, want none (the user's on 80 was taken over)", ls)
+			}
+			if !force && (len(ls) != 1 || ls[0].Description != "user-80") {
 				t.Errorf("after delete: listeners %+v, want only the user's", ls)
 			}
 		})

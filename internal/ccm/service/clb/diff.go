@@ -71,10 +71,14 @@ func samePort(port int32, proto string, c CurrentListener) bool {
 
 // PlanListeners compares the desired listeners with the load balancer's.
 // Only listeners whose description proves they belong to ref are ever
-// deleted; a listener of someone else on a desired port is updated only
-// with force (force-override-listeners) and otherwise reported.
-// groupIDs maps Service ports to the id of the group serving them.
-func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref, force bool, groupIDs map[int32]string) ListenerPlan {
+// deleted; a listener of someone else on a desired port is reported, or
+// with force (force-override-listeners) taken over: its update carries our
+// description with the other changes, so from then on it is ours like one
+// we created (deleted when its port or the Service goes) instead of a
+// listener we change but never clean up. Listeners on ports no Service
+// port wants are never touched unless ours. groupIDs maps PortKeys to the
+// id of the group serving them.
+func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref, force bool, groupIDs map[PortKey]string) ListenerPlan {
 	var plan ListenerPlan
 	matched := map[int]bool{}
 	for _, d := range desired {
@@ -113,6 +117,9 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 				changed["VServerGroupId"] = id
 			}
 		}
+		if c.Description != d.Description {
+			changed["Description"] = d.Description
+		}
 		if len(changed) > 0 {
 			plan.Update = append(plan.Update, ListenerUpdate{Listener: d, Params: changed})
 		}
@@ -139,26 +146,32 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 type GroupPlan struct {
 	// Create are our groups that do not exist yet.
 	Create []Group
-	// IDs maps Service ports to existing groups (ours or bound).
-	IDs map[int32]string
-	// Delete are our groups no Service port wants any more (deleted after
-	// the listeners that use them).
+	// IDs maps PortKeys to existing groups (ours or bound).
+	IDs map[PortKey]string
+	// Delete are our groups no Service port wants any more, and duplicates
+	// of a wanted one (deleted after the listeners that use them moved).
 	Delete []CurrentGroup
 	// MissingBound are vgroup-port ids that do not exist on the load balancer.
 	MissingBound []string
 }
 
 // PlanGroups matches desired groups with the load balancer's: bound groups
-// by id, ours by name. Groups of other Services or users are never listed
-// for deletion.
+// by id, ours by name. Of several groups of ours with one name (a lost
+// create's retry, or an earlier version that made one per protocol for
+// 53/TCP and 53/UDP) the one most listeners use is kept and the others
+// deleted, since a group no listener uses makes every backend pass ask for
+// a full sync. Groups of other Services or users are never listed for
+// deletion.
 func PlanGroups(desired []Group, current []CurrentGroup, ref naming.Ref) GroupPlan {
-	plan := GroupPlan{IDs: map[int32]string{}}
+	plan := GroupPlan{IDs: map[PortKey]string{}}
 	byID := map[string]CurrentGroup{}
 	byName := map[string]CurrentGroup{}
 	for _, c := range current {
 		byID[c.ID] = c
 		if _, ok := ref.OwnsCLB(c.Name); ok {
-			byName[c.Name] = c
+			if kept, dup := byName[c.Name]; !dup || c.Listeners > kept.Listeners {
+				byName[c.Name] = c
+			}
 		}
 	}
 	wanted := map[string]bool{}
@@ -179,7 +192,7 @@ func PlanGroups(desired []Group, current []CurrentGroup, ref naming.Ref) GroupPl
 		}
 	}
 	for _, c := range current {
-		if _, ours := byName[c.Name]; ours && !wanted[c.Name] {
+		if kept, ours := byName[c.Name]; ours && (!wanted[c.Name] || kept.ID != c.ID) {
 			plan.Delete = append(plan.Delete, c)
 		}
 	}

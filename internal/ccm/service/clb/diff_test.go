@@ -36,7 +36,7 @@ func curPorts(ls []clb.CurrentListener) []int32 {
 }
 
 func TestPlanListeners(t *testing.T) {
-	groups := map[int32]string{80: "rsp-80", 443: "rsp-443"}
+	groups := map[clb.PortKey]string{80: "rsp-80", 81: "rsp-81", 443: "rsp-443"}
 	ours := func(p int32) string { return ref.CLBListener(p) }
 	other := naming.Ref{ClusterID: "c1", Namespace: "default", Name: "api"}
 	for _, tc := range []struct {
@@ -69,9 +69,19 @@ func TestPlanListeners(t *testing.T) {
 			current: []clb.CurrentListener{cur(80, "tcp", ours(80), "running", "rsp-80", nil), cur(81, "tcp", ours(81), "running", "rsp-81", nil)}, del: []int32{81}},
 		{name: "user listener on our port without force is a conflict", desired: []clb.Listener{tcp(80, map[string]string{"Scheduler": "wrr"})},
 			current: []clb.CurrentListener{cur(80, "tcp", "user", "running", "", nil)}, conflicts: 1},
-		{name: "user listener with force is updated, never deleted", desired: []clb.Listener{tcp(80, nil)}, force: true,
-			current: []clb.CurrentListener{cur(80, "tcp", "user", "running", "", nil), cur(90, "tcp", "user-90", "running", "", nil)},
-			update:  map[int32]map[string]string{80: {"VServerGroup": "on", "VServerGroupId": "rsp-80"}}},
+		{name: "user listener with force is taken over with our description in the same update; other ports untouched", desired: []clb.Listener{tcp(80, map[string]string{"Scheduler": "rr"})}, force: true,
+			current: []clb.CurrentListener{cur(80, "tcp", "user", "running", "", map[string]string{"Scheduler": "wrr"}), cur(90, "tcp", "user-90", "stopped", "", nil)},
+			update:  map[int32]map[string]string{80: {"Scheduler": "rr", "VServerGroup": "on", "VServerGroupId": "rsp-80", "Description": ours(80)}}},
+		{name: "taken over earlier without our description: only the description is sent", desired: []clb.Listener{tcp(80, map[string]string{"Scheduler": "rr"})}, force: true,
+			current: []clb.CurrentListener{cur(80, "tcp", "user", "running", "rsp-80", map[string]string{"Scheduler": "rr"})},
+			update:  map[int32]map[string]string{80: {"Description": ours(80)}}},
+		{name: "another Service's listener with force is taken over too", desired: []clb.Listener{tcp(81, nil)}, force: true,
+			current: []clb.CurrentListener{cur(81, "tcp", other.CLBListener(81), "running", "rsp-81", nil)},
+			update:  map[int32]map[string]string{81: {"Description": ours(81)}}},
+		{name: "our listener with its description is left alone", desired: []clb.Listener{tcp(80, nil)}, force: true,
+			current: []clb.CurrentListener{cur(80, "tcp", ours(80), "running", "rsp-80", nil)}},
+		{name: "user listener of another protocol with force is recreated as ours", desired: []clb.Listener{{Port: 80, Protocol: "http", Description: ours(80), ServicePort: 80}}, force: true,
+			current: []clb.CurrentListener{cur(80, "tcp", "user", "running", "", nil)}, del: []int32{80}, create: []int32{80}},
 		{name: "another Service's listener is never deleted", desired: nil,
 			current: []clb.CurrentListener{cur(81, "tcp", other.CLBListener(81), "running", "", nil)}},
 		{name: "another cluster's listener is never deleted", desired: nil,
@@ -112,6 +122,46 @@ func TestPlanListeners(t *testing.T) {
 	}
 }
 
+// TestPlanListenersSamePortTwoProtocols: 53/TCP and 53/UDP are two
+// listeners, each pointed at the group of its own PortKey.
+func TestPlanListenersSamePortTwoProtocols(t *testing.T) {
+	tcpKey, udpKey := clb.KeyOf(53, false), clb.KeyOf(53, true)
+	desired := []clb.Listener{
+		{Port: 53, Protocol: "tcp", Description: ref.CLBListener(53), ServicePort: tcpKey},
+		{Port: 53, Protocol: "udp", Description: ref.CLBListener(53), ServicePort: udpKey},
+	}
+	groups := map[clb.PortKey]string{tcpKey: "rsp-t", udpKey: "rsp-u"}
+	for _, tc := range []struct {
+		name    string
+		current []clb.CurrentListener
+		create  []string
+		update  map[string]string // protocol → group sent
+	}{
+		{name: "both created", create: []string{"tcp", "udp"}},
+		{name: "converged", current: []clb.CurrentListener{cur(53, "udp", ref.CLBListener(53), "running", "rsp-u", nil), cur(53, "tcp", ref.CLBListener(53), "running", "rsp-t", nil)}},
+		{name: "both on one group (as before PortKeys): udp moves", current: []clb.CurrentListener{cur(53, "tcp", ref.CLBListener(53), "running", "rsp-t", nil), cur(53, "udp", ref.CLBListener(53), "running", "rsp-t", nil)},
+			update: map[string]string{"udp": "rsp-u"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := clb.PlanListeners(desired, tc.current, ref, false, groups)
+			var create []string
+			for _, l := range p.Create {
+				create = append(create, l.Protocol)
+			}
+			update := map[string]string{}
+			for _, u := range p.Update {
+				update[u.Listener.Protocol] = u.Params["VServerGroupId"]
+			}
+			if len(update) == 0 {
+				update = nil
+			}
+			if !reflect.DeepEqual(create, tc.create) || !reflect.DeepEqual(update, tc.update) || len(p.Delete) != 0 || len(p.Conflicts) != 0 {
+				t.Errorf("create %v update %v delete %v conflicts %v; want create %v update %v", create, update, p.Delete, p.Conflicts, tc.create, tc.update)
+			}
+		})
+	}
+}
+
 func TestPlanGroups(t *testing.T) {
 	g80 := clb.Group{ServicePort: 80, Name: ref.CLBVGroup("30080")}
 	g443 := clb.Group{ServicePort: 443, Name: ref.CLBVGroup("30443")}
@@ -134,6 +184,16 @@ func TestPlanGroups(t *testing.T) {
 		{name: "bound group missing", desired: []clb.Group{bound}, ids: map[int32]string{}, missing: []string{"rsp-user"}},
 		{name: "foreign groups untouched", desired: nil,
 			current: []clb.CurrentGroup{{ID: "rsp-u", Name: "user"}, {ID: "rsp-o", Name: "k8s/30080/api/default/c1"}}, ids: map[int32]string{}},
+		{name: "duplicate of a wanted group: the one in use is kept", desired: []clb.Group{g80},
+			current: []clb.CurrentGroup{{ID: "rsp-1", Name: g80.Name}, {ID: "rsp-2", Name: g80.Name, Listeners: 2}, {ID: "rsp-3", Name: g80.Name}},
+			ids:     map[int32]string{80: "rsp-2"}, del: []string{"rsp-1", "rsp-3"}},
+		{name: "duplicates no listener uses: the first is kept", desired: []clb.Group{g80},
+			current: []clb.CurrentGroup{{ID: "rsp-1", Name: g80.Name}, {ID: "rsp-2", Name: g80.Name}}, ids: map[int32]string{80: "rsp-1"}, del: []string{"rsp-2"}},
+		{name: "duplicates of an unwanted group all go", desired: nil,
+			current: []clb.CurrentGroup{{ID: "rsp-1", Name: g80.Name}, {ID: "rsp-2", Name: g80.Name}}, ids: map[int32]string{}, del: []string{"rsp-1", "rsp-2"}},
+		{name: "53/UDP has its own key", desired: []clb.Group{{ServicePort: clb.KeyOf(53, false), Name: ref.CLBVGroup("30053")}, {ServicePort: clb.KeyOf(53, true), Name: ref.CLBVGroup("30054")}},
+			current: []clb.CurrentGroup{{ID: "rsp-t", Name: ref.CLBVGroup("30053")}, {ID: "rsp-u", Name: ref.CLBVGroup("30054")}},
+			ids:     map[int32]string{clb.KeyOf(53, false): "rsp-t", clb.KeyOf(53, true): "rsp-u"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := clb.PlanGroups(tc.desired, tc.current, ref)

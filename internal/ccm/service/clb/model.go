@@ -36,10 +36,30 @@ func (b Backend) key() string {
 	return b.ServerID + "|" + b.IP + "|" + strconv.Itoa(int(b.Port))
 }
 
-// Group is the desired vServer group of one Service port.
+// PortKey identifies a Service port in the model: it joins a Listener to
+// the Group serving it and keys GroupPlan.IDs. The port number alone is
+// ambiguous because Kubernetes allows one number once per protocol (53/TCP
+// and 53/UDP). It stays an int32 (the number, with udpPortKey added for
+// UDP) so that every map keyed by Service port takes it unchanged.
+type PortKey = int32
+
+// udpPortKey is a bit above the 16 bits a port number uses.
+const udpPortKey PortKey = 1 << 16
+
+// KeyOf returns the PortKey of a Service port: its number, marked when the
+// port is UDP (Kubernetes protocol; http and https listeners carry TCP).
+func KeyOf(port int32, udp bool) PortKey {
+	if udp {
+		return port | udpPortKey
+	}
+	return port
+}
+
+// Group is the desired vServer group of one or more Service ports.
 type Group struct {
-	// ServicePort is the Service port the group serves.
-	ServicePort int32
+	// ServicePort is the PortKey of the first Service port the group
+	// serves; listeners of other ports it serves point at it too.
+	ServicePort PortKey
 	// Name is our naming-scheme name (k8s/<port>/<svc>/<ns>/<cluster>).
 	Name string
 	// BoundID is a user's group bound by vgroup-port ("" = ours, by Name).
@@ -56,9 +76,9 @@ type Listener struct {
 	Protocol string
 	// Description is our naming-scheme description, the ownership mark.
 	Description string
-	// ServicePort selects the Group that serves it (0 for a forwarding
-	// HTTP listener, which has no backends).
-	ServicePort int32
+	// ServicePort is the PortKey of the Group that serves it (0 for a
+	// forwarding HTTP listener, which has no backends).
+	ServicePort PortKey
 	// Set are the settings the annotations ask for: compared with the
 	// cloud and written when they differ. Keys are API parameter names.
 	Set map[string]string
@@ -71,7 +91,8 @@ type Listener struct {
 type Model struct {
 	// Ref names the Service's listeners and groups.
 	Ref naming.Ref
-	// Groups has one entry per Service port served by a vServer group.
+	// Groups has one entry per distinct vServer group: Service ports whose
+	// groups have one name (53/TCP and 53/UDP on one nodePort) share it.
 	Groups []Group
 	// Listeners has one entry per Service port, HTTPS before HTTP so that
 	// a forwarding HTTP listener finds its target.
@@ -86,6 +107,10 @@ func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 	ref := naming.For(req.Service, req.ClusterID)
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
+	// Group names carry no protocol, so 53/TCP and 53/UDP on one nodePort
+	// name one group; the existing CCM shares it between both listeners,
+	// and creating it twice would leave a duplicate no listener uses.
+	shared := map[string]PortKey{}
 	for _, p := range s.Ports {
 		l := Listener{Port: p.Port, Protocol: string(p.Protocol), Description: ref.CLBListener(p.Port)}
 		l.Set, l.CreateDefaults = listenerSettings(s, p)
@@ -95,16 +120,25 @@ func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 			m.Listeners = append(m.Listeners, l)
 			continue
 		}
-		l.ServicePort = p.Port
-		m.Listeners = append(m.Listeners, l)
-
 		portName := strconv.Itoa(int(p.NodePort))
 		if eni {
 			portName = p.TargetPort.String()
 		}
-		g := Group{ServicePort: p.Port, Name: ref.CLBVGroup(portName), BoundID: p.VGroupID}
+		g := Group{ServicePort: KeyOf(p.Port, p.Protocol == annotations.ProtocolUDP), Name: ref.CLBVGroup(portName), BoundID: p.VGroupID}
+		if key, ok := shared[g.BoundID+"|"+g.Name]; ok {
+			l.ServicePort = key
+			m.Listeners = append(m.Listeners, l)
+			continue
+		}
+		shared[g.BoundID+"|"+g.Name] = g.ServicePort
+		l.ServicePort = g.ServicePort
+		m.Listeners = append(m.Listeners, l)
+
 		for _, t := range req.Backends[p.Port] {
-			b := Backend{ServerID: t.InstanceID, Type: "ecs", Port: t.Port, Weight: t.Weight, Description: g.Name}
+			// Backends are keyed by port number alone: for 53/TCP and
+			// 53/UDP on two nodePorts they hold one of the two ports. The
+			// Nodes and weights are the same for both; the port is this one's.
+			b := Backend{ServerID: t.InstanceID, Type: "ecs", Port: p.NodePort, Weight: t.Weight, Description: g.Name}
 			if eni {
 				id, ok := eniIDs[t.IP]
 				if !ok {

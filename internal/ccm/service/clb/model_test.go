@@ -153,3 +153,70 @@ func TestListenerSettings(t *testing.T) {
 		t.Errorf("http %+v", http)
 	}
 }
+
+// TestBuildModelSamePortTwoProtocols: 53/TCP and 53/UDP are two listeners;
+// on one nodePort they share one vServer group (its name has no protocol),
+// on two nodePorts each has its own group with members on its own nodePort,
+// even though the Request's backends, keyed by port number, hold only one
+// of them.
+func TestBuildModelSamePortTwoProtocols(t *testing.T) {
+	tcpKey, udpKey := clb.KeyOf(53, false), clb.KeyOf(53, true)
+	for _, tc := range []struct {
+		name       string
+		nodePorts  [2]int32
+		ann        map[string]string
+		groups     map[clb.PortKey]string // key → group name
+		memberPort map[clb.PortKey]int32
+		listeners  map[string]clb.PortKey // protocol → group key
+	}{
+		{name: "one nodePort: one shared group", nodePorts: [2]int32{30053, 30053},
+			groups:     map[clb.PortKey]string{tcpKey: "k8s/30053/dns/default/c1"},
+			memberPort: map[clb.PortKey]int32{tcpKey: 30053},
+			listeners:  map[string]clb.PortKey{"tcp": tcpKey, "udp": tcpKey}},
+		{name: "two nodePorts: a group each", nodePorts: [2]int32{30053, 30054},
+			groups:     map[clb.PortKey]string{tcpKey: "k8s/30053/dns/default/c1", udpKey: "k8s/30054/dns/default/c1"},
+			memberPort: map[clb.PortKey]int32{tcpKey: 30053, udpKey: 30054},
+			listeners:  map[string]clb.PortKey{"tcp": tcpKey, "udp": udpKey}},
+		{name: "eni: one target port, one shared group", nodePorts: [2]int32{30053, 30054}, ann: map[string]string{annotations.BackendTypeKey: "eni"},
+			groups:     map[clb.PortKey]string{tcpKey: "k8s/5353/dns/default/c1"},
+			memberPort: map[clb.PortKey]int32{tcpKey: 5353},
+			listeners:  map[string]clb.PortKey{"tcp": tcpKey, "udp": tcpKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "dns", Namespace: "default", UID: "11111111-2222-3333-4444-555555555555", Annotations: tc.ann},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{
+					{Name: "dns-tcp", Port: 53, NodePort: tc.nodePorts[0], TargetPort: intstr.FromInt32(5353), Protocol: corev1.ProtocolTCP},
+					{Name: "dns-udp", Port: 53, NodePort: tc.nodePorts[1], TargetPort: intstr.FromInt32(5353), Protocol: corev1.ProtocolUDP},
+				}},
+			}
+			s, err := annotations.Parse(svc, annotations.Defaults{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What ComputeBackends gives: one entry for port 53, the last port's.
+			backends := map[int32][]service.Target{53: {{InstanceID: "i-1", Port: tc.nodePorts[1], Weight: 100}}}
+			if s.Backend.Type == annotations.BackendENI {
+				backends = map[int32][]service.Target{53: {{IP: "10.0.0.1", Port: 5353, Weight: 100}}}
+			}
+			m := clb.BuildModel(&service.Request{Service: svc, Settings: s, ClusterID: "c1", Backends: backends}, map[string]string{"10.0.0.1": "eni-1"})
+			groups := map[clb.PortKey]string{}
+			for _, g := range m.Groups {
+				groups[g.ServicePort] = g.Name
+				if len(g.Backends) != 1 || g.Backends[0].Port != tc.memberPort[g.ServicePort] {
+					t.Errorf("group %s members %+v, want one on port %d", g.Name, g.Backends, tc.memberPort[g.ServicePort])
+				}
+			}
+			listeners := map[string]clb.PortKey{}
+			for _, l := range m.Listeners {
+				listeners[l.Protocol] = l.ServicePort
+				if l.Description != "k8s/53/dns/default/c1" {
+					t.Errorf("listener %s description %q", l.Protocol, l.Description)
+				}
+			}
+			if !reflect.DeepEqual(groups, tc.groups) || !reflect.DeepEqual(listeners, tc.listeners) {
+				t.Errorf("groups %v listeners %v, want %v %v", groups, listeners, tc.groups, tc.listeners)
+			}
+		})
+	}
+}

@@ -110,12 +110,14 @@ func (p ListenerPlan) Empty() bool {
 // their protocol or port span changes, and deleted when no Service port
 // wants them. Any other listener is never deleted. One that holds a port
 // we want is reported as a conflict; with force (force-override-listeners)
-// it is updated in place instead — settings and target group, never its
-// description, so it stays the user's — provided it has the same protocol
-// and port span (anything else would need a delete, which we never do to
-// a listener that is not ours). groupIDs maps Service ports to the group
-// serving them.
-func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref, force bool, groupIDs map[int32]string) ListenerPlan {
+// it is taken over in place instead, provided it has the same protocol and
+// port span (anything else would need a delete, which we never do to a
+// listener that is not ours): its update carries our description with the
+// settings and target group, so from then on it is ours like one we
+// created, deleted when its port or the Service goes, instead of a
+// listener we change but never clean up. groupIDs maps PortKeys to the
+// group serving them.
+func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref, force bool, groupIDs map[PortKey]string) ListenerPlan {
 	var plan ListenerPlan
 	matched := map[int]bool{}
 	deleting := map[int]bool{}
@@ -154,9 +156,8 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 			continue
 		}
 		c := current[keep]
-		_, owned := ref.OwnsNLB(c.Description)
 		u := ListenerUpdate{ID: c.ID, Listener: d, Params: changed(d.Set, c.Params)}
-		if owned && c.Description != d.Description {
+		if c.Description != d.Description {
 			u.Params["ListenerDescription"] = d.Description
 		}
 		if id := groupIDs[d.ServicePort]; id != "" && id != c.ServerGroupID {
@@ -238,8 +239,8 @@ type GroupPlan struct {
 	Create []Group
 	// Update are our groups whose tunables differ.
 	Update []GroupUpdate
-	// IDs maps Service ports to existing groups (ours or bound).
-	IDs map[int32]string
+	// IDs maps PortKeys to existing groups (ours or bound).
+	IDs map[PortKey]string
 	// Delete are our groups no Service port wants (any more, or in that
 	// type or protocol); deleted after the listeners that use them moved.
 	Delete []CurrentGroup
@@ -262,7 +263,7 @@ func compatible(d Group, c CurrentGroup) bool {
 // one is created, the listener moves, the old one is deleted. Groups of
 // other Services or users are never listed for deletion or update.
 func PlanGroups(desired []Group, owned []CurrentGroup, bound map[string]CurrentGroup, ref naming.Ref) GroupPlan {
-	plan := GroupPlan{IDs: map[int32]string{}}
+	plan := GroupPlan{IDs: map[PortKey]string{}}
 	byName := map[string][]CurrentGroup{}
 	for _, c := range owned {
 		if _, ok := ref.OwnsNLB(c.Name); ok {

@@ -31,7 +31,9 @@ func TestPlanListeners(t *testing.T) {
 	user80 := CurrentListener{ID: "lsn-user", Port: 80, Protocol: "TCP", Description: "mine", Status: "Running", ServerGroupID: "sgp-user"}
 	other := CurrentListener{ID: "lsn-other", Port: 81, Protocol: "TCP", Description: naming.Ref{ClusterID: "c1", Namespace: "ns", Name: "api"}.NLBListener(81, "TCP")}
 	want80 := Listener{ServicePort: 80, Port: 80, Protocol: "TCP", Description: ref.NLBListener(80, "TCP"), Set: map[string]string{}}
-	groups := map[int32]string{80: "sgp-80", 443: "sgp-443"}
+	groups := map[PortKey]string{80: "sgp-80", 443: "sgp-443"}
+	takenOver := CurrentListener{ID: "lsn-user", Port: 80, Protocol: "TCP", Description: "mine", Status: "Running", ServerGroupID: "sgp-80", Params: map[string]string{"IdleTimeout": "60"}}
+	with60 := Listener{ServicePort: 80, Port: 80, Protocol: "TCP", Description: ref.NLBListener(80, "TCP"), Set: map[string]string{"IdleTimeout": "60"}}
 	for _, tc := range []struct {
 		name                       string
 		desired                    []Listener
@@ -48,7 +50,12 @@ func TestPlanListeners(t *testing.T) {
 		{name: "ours no longer wanted", current: []CurrentListener{ours80, user80, other}, del: 1, wantDeleted: "lsn-80"},
 		{name: "someone else's are never deleted", current: []CurrentListener{user80, other}},
 		{name: "user listener on our port is a conflict", desired: []Listener{want80}, current: []CurrentListener{user80}, conflicts: 1},
-		{name: "force updates the user listener in place", desired: []Listener{want80}, current: []CurrentListener{user80}, force: true, update: 1, wantGroupMove: true, wantParams: map[string]string{}},
+		{name: "force takes the user listener over: our description in the same update", desired: []Listener{with60}, current: []CurrentListener{user80, other}, force: true, update: 1, wantGroupMove: true,
+			wantParams: map[string]string{"IdleTimeout": "60", "ListenerDescription": ref.NLBListener(80, "TCP")}},
+		{name: "taken over earlier without our description: only the description", desired: []Listener{with60}, current: []CurrentListener{takenOver}, force: true, update: 1,
+			wantParams: map[string]string{"ListenerDescription": ref.NLBListener(80, "TCP")}},
+		{name: "without force nothing is taken over", desired: []Listener{with60}, current: []CurrentListener{takenOver}, conflicts: 1},
+		{name: "force never touches a user listener of another protocol", desired: []Listener{{ServicePort: 80, Port: 80, Protocol: "TCPSSL", Description: ref.NLBListener(80, "TCPSSL")}}, current: []CurrentListener{user80}, force: true, conflicts: 1},
 		{name: "setting changed", desired: []Listener{{ServicePort: 80, Port: 80, Protocol: "TCP", Description: want80.Description, Set: map[string]string{"IdleTimeout": "60", "ProxyProtocolEnabled": "true"}}},
 			current: []CurrentListener{{ID: "lsn-80", Port: 80, Protocol: "TCP", Description: want80.Description, Status: "Running", ServerGroupID: "sgp-80", Params: map[string]string{"IdleTimeout": "900", "ProxyProtocolEnabled": "true"}}},
 			update:  1, wantParams: map[string]string{"IdleTimeout": "60"}},
@@ -70,14 +77,69 @@ func TestPlanListeners(t *testing.T) {
 			if tc.update == 1 {
 				u := p.Update[0]
 				if !reflect.DeepEqual(u.Params, tc.wantParams) || u.ServerGroup != tc.wantGroupMove {
-					t.Errorf("update %+v", u)
-				}
-				if _, ok := u.Params["ListenerDescription"]; ok {
-					t.Errorf("description of a listener changed: %+v", u)
+					t.Errorf("update %+v, want params %v and group move %t", u, tc.wantParams, tc.wantGroupMove)
 				}
 			}
 			if p.Empty() != (tc.del+tc.create+tc.update+tc.start == 0) {
 				t.Errorf("Empty() = %v", p.Empty())
+			}
+		})
+	}
+}
+
+// TestPlanSamePortTwoProtocols: 53/TCP and 53/UDP have a group and a
+// listener each, joined by their PortKeys, so each listener forwards to
+// its own protocol's group.
+func TestPlanSamePortTwoProtocols(t *testing.T) {
+	tcpKey, udpKey := KeyOf(53, false), KeyOf(53, true)
+	if tcpKey == udpKey {
+		t.Fatalf("53/TCP and 53/UDP share key %d", tcpKey)
+	}
+	desiredGroups := []Group{
+		{ServicePort: tcpKey, Name: ref.NLBServerGroup("30053", "TCP"), Protocol: "TCP", Type: GroupInstance},
+		{ServicePort: udpKey, Name: ref.NLBServerGroup("30053", "UDP"), Protocol: "UDP", Type: GroupInstance},
+	}
+	desiredListeners := []Listener{
+		{ServicePort: tcpKey, Port: 53, Protocol: "TCP", Description: ref.NLBListener(53, "TCP")},
+		{ServicePort: udpKey, Port: 53, Protocol: "UDP", Description: ref.NLBListener(53, "UDP")},
+	}
+	tcpGroup := CurrentGroup{ID: "sgp-t", Name: desiredGroups[0].Name, Protocol: "TCP", Type: GroupInstance}
+	udpGroup := CurrentGroup{ID: "sgp-u", Name: desiredGroups[1].Name, Protocol: "UDP", Type: GroupInstance}
+	tcpListener := CurrentListener{ID: "lsn-t", Port: 53, Protocol: "TCP", Description: ref.NLBListener(53, "TCP"), Status: "Running", ServerGroupID: "sgp-t"}
+	udpListener := CurrentListener{ID: "lsn-u", Port: 53, Protocol: "UDP", Description: ref.NLBListener(53, "UDP"), Status: "Running", ServerGroupID: "sgp-u"}
+	for _, tc := range []struct {
+		name       string
+		groups     []CurrentGroup
+		listeners  []CurrentListener
+		ids        map[PortKey]string
+		createG    int
+		createL    []string
+		moveGroups []string // listener ids re-pointed
+	}{
+		{name: "nothing exists", createG: 2, ids: map[PortKey]string{}, createL: []string{"TCP", "UDP"}},
+		{name: "converged", groups: []CurrentGroup{tcpGroup, udpGroup}, listeners: []CurrentListener{tcpListener, udpListener},
+			ids: map[PortKey]string{tcpKey: "sgp-t", udpKey: "sgp-u"}},
+		{name: "the TCP listener on the UDP group (as before PortKeys) moves", groups: []CurrentGroup{tcpGroup, udpGroup},
+			listeners: []CurrentListener{{ID: "lsn-t", Port: 53, Protocol: "TCP", Description: ref.NLBListener(53, "TCP"), Status: "Running", ServerGroupID: "sgp-u"}, udpListener},
+			ids:       map[PortKey]string{tcpKey: "sgp-t", udpKey: "sgp-u"}, moveGroups: []string{"lsn-t"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gp := PlanGroups(desiredGroups, tc.groups, nil, ref)
+			if len(gp.Create) != tc.createG || len(gp.Update)+len(gp.Delete) != 0 || !reflect.DeepEqual(gp.IDs, tc.ids) {
+				t.Fatalf("group plan %+v, want %d creates and ids %v", gp, tc.createG, tc.ids)
+			}
+			lp := PlanListeners(desiredListeners, tc.listeners, ref, false, gp.IDs)
+			var created, moved []string
+			for _, l := range lp.Create {
+				created = append(created, l.Protocol)
+			}
+			for _, u := range lp.Update {
+				if u.ServerGroup {
+					moved = append(moved, u.ID)
+				}
+			}
+			if !reflect.DeepEqual(created, tc.createL) || !reflect.DeepEqual(moved, tc.moveGroups) || len(lp.Delete)+len(lp.Conflicts) != 0 {
+				t.Errorf("listener plan %+v: created %v moved %v, want %v %v", lp, created, moved, tc.createL, tc.moveGroups)
 			}
 		})
 	}
@@ -186,6 +248,9 @@ func nlbService(ann map[string]string, ports ...corev1.ServicePort) *corev1.Serv
 func TestBuildModel(t *testing.T) {
 	tcp := corev1.ServicePort{Name: "a", Port: 443, NodePort: 30443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("https")}
 	udp := corev1.ServicePort{Name: "b", Port: 53, NodePort: 30053, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(5353)}
+	dnsTCP := corev1.ServicePort{Name: "dns-tcp", Port: 53, NodePort: 30053, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(5353)}
+	dnsUDP := corev1.ServicePort{Name: "dns-udp", Port: 53, NodePort: 30053, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(5353)}
+	dnsUDP2 := corev1.ServicePort{Name: "dns-udp", Port: 53, NodePort: 30054, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(5353)}
 	node := service.Target{InstanceID: "i-1", IP: "", Port: 30443, Weight: 100}
 	for _, tc := range []struct {
 		name        string
@@ -204,6 +269,17 @@ func TestBuildModel(t *testing.T) {
 			groups:    []string{"k8s.30443.TCP.web.ns.c1/TCP/Instance", "k8s.30053.UDP.web.ns.c1/UDP/Instance"},
 			listeners: []string{"k8s.443.TCP.web.ns.c1/TCP", "k8s.53.UDP.web.ns.c1/UDP"},
 			servers:   []string{"Ecs:i-1::30443"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
+		{name: "53/TCP and 53/UDP on one nodePort: a group and a listener per protocol", ports: []corev1.ServicePort{dnsTCP, dnsUDP},
+			backends:  map[int32][]service.Target{53: {{InstanceID: "i-1", Port: 30053, Weight: 100}}},
+			groups:    []string{"k8s.30053.TCP.web.ns.c1/TCP/Instance", "k8s.30053.UDP.web.ns.c1/UDP/Instance"},
+			listeners: []string{"k8s.53.TCP.web.ns.c1/TCP", "k8s.53.UDP.web.ns.c1/UDP"},
+			servers:   []string{"Ecs:i-1::30053", "Ecs:i-1::30053"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
+		{name: "53/TCP and 53/UDP on two nodePorts: each group on its own nodePort", ports: []corev1.ServicePort{dnsTCP, dnsUDP2},
+			// ComputeBackends keys by port number: one entry, the last port's.
+			backends:  map[int32][]service.Target{53: {{InstanceID: "i-1", Port: 30054, Weight: 100}}},
+			groups:    []string{"k8s.30053.TCP.web.ns.c1/TCP/Instance", "k8s.30054.UDP.web.ns.c1/UDP/Instance"},
+			listeners: []string{"k8s.53.TCP.web.ns.c1/TCP", "k8s.53.UDP.web.ns.c1/UDP"},
+			servers:   []string{"Ecs:i-1::30053", "Ecs:i-1::30054"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
 		{name: "tcpssl with settings", ports: []corev1.ServicePort{tcp},
 			ann: map[string]string{"protocol-port": "tcpssl:443", "cert-id": "cert-1,cert-2", "idle-timeout": "60", "proxy-protocol": "on", "cps": "100",
 				"scheduler": "wrr", "health-check-type": "http", "health-check-uri": "/hz", "health-check-httpcode": "http_2xx,http_3xx", "health-check-connect-port": "-520",
@@ -249,7 +325,17 @@ func TestBuildModel(t *testing.T) {
 					t.Errorf("group settings %v, want %v", g.Set, tc.groupSet)
 				}
 			}
+			byKey := map[PortKey]Group{}
+			for _, g := range m.Groups {
+				if _, dup := byKey[g.ServicePort]; dup {
+					t.Errorf("two groups with key %d", g.ServicePort)
+				}
+				byKey[g.ServicePort] = g
+			}
 			for _, l := range m.Listeners {
+				if g, ok := byKey[l.ServicePort]; !ok || g.Protocol != groupProtocol(l.Protocol) {
+					t.Errorf("listener %s selects group %+v", l.Description, g)
+				}
 				listeners = append(listeners, l.Description+"/"+l.Protocol)
 				if !reflect.DeepEqual(l.Set, tc.listenerSet) {
 					t.Errorf("listener settings %v, want %v", l.Set, tc.listenerSet)

@@ -60,10 +60,30 @@ func (s Server) key() string {
 	return s.Type + "|" + s.ServerID + "|" + ip + "|" + strconv.Itoa(int(s.Port))
 }
 
+// PortKey identifies a Service port in the model: it joins a Listener to
+// the Group serving it and keys GroupPlan.IDs. The port number alone is
+// ambiguous because Kubernetes allows one number once per protocol (53/TCP
+// and 53/UDP), and each needs its own group (a group has one protocol) and
+// listener. It stays an int32 (the number, with udpPortKey added for UDP)
+// so that every map keyed by Service port takes it unchanged.
+type PortKey = int32
+
+// udpPortKey is a bit above the 16 bits a port number uses.
+const udpPortKey PortKey = 1 << 16
+
+// KeyOf returns the PortKey of a Service port: its number, marked when the
+// port is UDP (TCP and TCPSSL listeners carry TCP).
+func KeyOf(port int32, udp bool) PortKey {
+	if udp {
+		return port | udpPortKey
+	}
+	return port
+}
+
 // Group is the desired server group of one Service port.
 type Group struct {
-	// ServicePort is the Service port the group serves.
-	ServicePort int32
+	// ServicePort is the PortKey of the Service port the group serves.
+	ServicePort PortKey
 	// Name is our naming-scheme name, the ownership mark.
 	Name string
 	// BoundID is a user's group bound by vgroup-port ("" = ours, by Name).
@@ -83,8 +103,8 @@ type Group struct {
 
 // Listener is the desired listener of one Service port.
 type Listener struct {
-	// ServicePort is the Service port, which selects the Group.
-	ServicePort int32
+	// ServicePort is the PortKey of the Service port, which selects the Group.
+	ServicePort PortKey
 	// Port is the listener port (0 for a port range).
 	Port int32
 	// StartPort and EndPort bound a port-range listener.
@@ -110,9 +130,9 @@ func (l Listener) span() (int32, int32) {
 type Model struct {
 	// Ref names the Service's listeners and groups.
 	Ref naming.Ref
-	// Groups has one entry per Service port.
+	// Groups has one entry per Service port (number and protocol).
 	Groups []Group
-	// Listeners has one entry per Service port.
+	// Listeners has one entry per Service port (number and protocol).
 	Listeners []Listener
 }
 
@@ -163,8 +183,9 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		if eni {
 			portName = p.TargetPort.String()
 		}
-		l := Listener{ServicePort: p.Port, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
-		g := Group{ServicePort: p.Port, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset}
+		key := KeyOf(p.Port, proto == "UDP")
+		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
+		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset}
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End
 			l.Description = ref.NLBListenerRange(p.PortRange.Start, p.PortRange.End, proto)
@@ -172,6 +193,13 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 			g.AnyPort = true
 		}
 		for _, t := range req.Backends[p.Port] {
+			if !eni {
+				// Backends are keyed by port number alone: for 53/TCP and
+				// 53/UDP on two nodePorts they hold one of the two ports.
+				// The Nodes and weights are the same for both; the port is
+				// this one's.
+				t.Port = p.NodePort
+			}
 			if srv, ok := server(t, eni, typ, addr, g.Name); ok {
 				if g.AnyPort {
 					srv.Port = 0

@@ -100,8 +100,14 @@ func TestCreateConvergesAndReensureIsFree(t *testing.T) {
 	if res2.Ingress[0].Hostname != lb.DNSName {
 		t.Errorf("re-Ensure ingress %+v", res2.Ingress)
 	}
+	// The controller hands SyncBackends a Request bound from its cache of
+	// proven load balancers; binding is not part of the pass.
+	bound, err := service.Ready(f.ctx, f.p, req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sync := f.mark()
-	if _, err := f.p.SyncBackends(f.ctx, req); err != nil {
+	if _, err := f.p.SyncBackends(f.ctx, bound); err != nil {
 		t.Fatal(err)
 	}
 	reads, writes, _ = f.callsSince(sync)
@@ -192,8 +198,9 @@ func (f *fixture) ensureNew(req *service.Request) *service.Request {
 // TestReusedLoadBalancerKeepsUserListeners: on a reused load balancer the
 // Service's listener is added, a user listener on another port survives
 // every sync and the Service's deletion, and a user listener on the
-// Service's port is reported, never changed, unless force-override is set
-// (then it is updated in place and still survives the deletion).
+// Service's port is reported, never changed, unless force-override is set:
+// then it is taken over (group, settings and our description in one
+// UpdateListenerAttribute), so it is ours and goes with the Service.
 func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 	f := newFixture(t)
 	lbID, userGroup, userListeners := f.userLB(8080, 443)
@@ -234,13 +241,17 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 		t.Errorf("no %s tag: %+v", naming.TagKeyReused, lb.Tags)
 	}
 
-	// force-override-listeners: the user listener on 443 moves to our group
-	// but keeps its description.
+	// force-override-listeners: the user listener on 443 is taken over: it
+	// moves to our group and gets our description in the same call.
 	s.Annotations[annKey("force-override-listeners")] = "true"
 	req = request(t, s, instances, nil)
+	mark := f.mark()
 	res = f.ensure(req)
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings with force: %+v", res.Warnings)
+	}
+	if _, _, byAction := f.callsSince(mark); byAction["UpdateListenerAttribute"] != 1 {
+		t.Errorf("take-over writes %v, want one UpdateListenerAttribute", byAction)
 	}
 	var ours443 string
 	for _, g := range f.groupsOf(s) {
@@ -248,9 +259,40 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 			ours443 = g.ServerGroupId
 		}
 	}
+	ours443Desc := "k8s.443.TCP.reuse.default." + clusterID
 	for _, l := range f.listeners(lbID) {
-		if l.ListenerPort == 443 && (l.ServerGroupId != ours443 || l.ListenerDescription != "user listener 443") {
-			t.Errorf("forced listener %+v, want group %s and the user's description", l, ours443)
+		if l.ListenerPort == 443 && (l.ServerGroupId != ours443 || l.ListenerDescription != ours443Desc) {
+			t.Errorf("forced listener %+v, want group %s and description %s", l, ours443, ours443Desc)
+		}
+		if l.ListenerPort == 8080 && (l.ServerGroupId != userGroup || l.ListenerDescription != "user listener 8080") {
+			t.Errorf("the user's listener on another port changed: %+v", l)
+		}
+	}
+
+	// As an earlier version left a take-over: our group, the user's
+	// description. Only the description differs: exactly one write.
+	emulatortest.Eventually(t, "description set back", func() bool {
+		u := sdknlb.CreateUpdateListenerAttributeRequest()
+		u.ListenerId, u.ListenerDescription = userListeners[443], "user listener 443"
+		_, err := f.sdk.UpdateListenerAttribute(u)
+		return err == nil
+	})
+	emulatortest.Eventually(t, "listener 443 running", func() bool {
+		for _, l := range f.listeners(lbID) {
+			if l.ListenerStatus != "Running" {
+				return false
+			}
+		}
+		return true
+	})
+	mark = f.mark()
+	f.ensure(req)
+	if _, writes, byAction := f.callsSince(mark); writes != 1 || byAction["UpdateListenerAttribute"] != 1 {
+		t.Errorf("description-only repair wrote %v, want one UpdateListenerAttribute", byAction)
+	}
+	for _, r := range f.env.Emulator.Requests(gateway.RequestFilter{Action: "UpdateListenerAttribute", AfterSeq: mark}) {
+		if r.Params["ListenerDescription"] != ours443Desc || r.Params["ServerGroupId"] != "" {
+			t.Errorf("description-only repair sent %v", r.Params)
 		}
 	}
 
@@ -261,11 +303,11 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 		t.Fatal("reused load balancer deleted")
 	}
 	ls = f.listeners(lbID)
-	if len(ls) != 2 || ls[0].ListenerId != userListeners[443] || ls[1].ListenerId != userListeners[8080] {
-		t.Fatalf("listeners after delete %+v", ls)
+	if len(ls) != 1 || ls[0].ListenerId != userListeners[8080] || ls[0].ServerGroupId != userGroup || ls[0].ListenerDescription != "user listener 8080" {
+		t.Fatalf("listeners after delete %+v, want only the user's 8080 as it was", ls)
 	}
-	// The 443 group is still used by the user's listener: kept, not an error.
-	if g := f.groupsOf(s); len(g) != 1 || g[0].ServerGroupId != ours443 {
+	// The taken-over 443 listener went with the Service, and so did our group.
+	if g := f.groupsOf(s); len(g) != 0 {
 		t.Errorf("groups after delete: %+v", g)
 	}
 }
@@ -294,7 +336,7 @@ func TestDelete(t *testing.T) {
 	}
 	msg, err = f.p.Delete(f.ctx, req)
 	emulatortest.NoError(t, err)
-	if !strings.Contains(msg, "no longer exists") {
+	if !strings.Contains(msg, "no load balancer of its own") {
 		t.Errorf("second delete %q", msg)
 	}
 }
@@ -524,8 +566,10 @@ func TestServerBatches(t *testing.T) {
 		t.Fatalf("servers %v", got)
 	}
 	m = f.mark()
-	if _, err := f.p.SyncBackends(f.ctx, request(t, s, nil, nil)); !errors.Is(err, service.ErrFullSyncNeeded) {
-		t.Fatalf("SyncBackends without the load balancer id: %v", err)
+	unbound := request(t, s, nil, nil)
+	unbound.Binding = &service.Binding{}
+	if _, err := f.p.SyncBackends(f.ctx, unbound); !errors.Is(err, service.ErrFullSyncNeeded) {
+		t.Fatalf("SyncBackends bound to no load balancer: %v", err)
 	}
 	r := request(t, s, nil, nil)
 	r.LoadBalancerID = req.LoadBalancerID
