@@ -12,6 +12,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -50,8 +51,15 @@ const (
 	DefaultWorkers          = 5
 	DefaultResyncPeriod     = 5 * time.Minute
 	DefaultConfiguringRetry = 2 * time.Second
-	DefaultBaseBackoff      = time.Second
-	DefaultMaxBackoff       = 5 * time.Minute
+	// DefaultMaxConfiguringRetry caps the backoff while the cloud is busy.
+	DefaultMaxConfiguringRetry = time.Minute
+	DefaultBaseBackoff         = time.Second
+	DefaultMaxBackoff          = 5 * time.Minute
+	// DefaultRetryBudget is the number of cloud call retries one reconcile
+	// may spend in all.
+	DefaultRetryBudget = 8
+	// DefaultSyncTimeout bounds one reconcile, cloud calls included.
+	DefaultSyncTimeout = 3 * time.Minute
 )
 
 // Options configure a Controller.
@@ -74,9 +82,15 @@ type Options struct {
 	// ResyncPeriod re-checks every Service this often, so that drift in
 	// the cloud is found without a Service change (default 5m).
 	ResyncPeriod time.Duration
-	// ConfiguringRetry is the fixed requeue delay while the cloud is busy
-	// configuring (default 2s).
-	ConfiguringRetry time.Duration
+	// ConfiguringRetry is the first requeue delay while the cloud is busy
+	// configuring (default 2s); it doubles on each busy answer up to
+	// MaxConfiguringRetry (default 1m).
+	ConfiguringRetry, MaxConfiguringRetry time.Duration
+	// RetryBudget is the number of cloud call retries one reconcile may
+	// spend in all (default 8).
+	RetryBudget int
+	// SyncTimeout bounds one reconcile (default 3m).
+	SyncTimeout time.Duration
 	// BaseBackoff and MaxBackoff bound the per-Service exponential backoff
 	// after failures (defaults 1s and 5m).
 	BaseBackoff, MaxBackoff time.Duration
@@ -94,9 +108,15 @@ type Controller struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	providers []Provider
 
-	// invalid remembers the hash of Services whose annotations were
-	// reported invalid, so the Warning is not repeated on every resync.
-	invalid sync.Map
+	// notes remember repeated Warnings (invalid annotations, refusals) so
+	// they are recorded once per change or resync interval, not per sync.
+	notes sync.Map
+	// proven caches, per Service UID, the load balancer id this process
+	// proved the Service's from the cloud, so the hash-gated pass need not
+	// read the load balancer again.
+	proven sync.Map
+	// conflicts backs off Services whose cloud resources are busy.
+	conflicts workqueue.TypedRateLimiter[string]
 }
 
 // New validates opts and registers the event handlers.
@@ -120,6 +140,15 @@ func New(opts Options) (*Controller, error) {
 	if opts.ConfiguringRetry <= 0 {
 		opts.ConfiguringRetry = DefaultConfiguringRetry
 	}
+	if opts.MaxConfiguringRetry < opts.ConfiguringRetry {
+		opts.MaxConfiguringRetry = max(DefaultMaxConfiguringRetry, opts.ConfiguringRetry)
+	}
+	if opts.RetryBudget <= 0 {
+		opts.RetryBudget = DefaultRetryBudget
+	}
+	if opts.SyncTimeout <= 0 {
+		opts.SyncTimeout = DefaultSyncTimeout
+	}
 	if opts.BaseBackoff <= 0 {
 		opts.BaseBackoff = DefaultBaseBackoff
 	}
@@ -141,6 +170,7 @@ func New(opts Options) (*Controller, error) {
 				&workqueue.TypedBucketRateLimiter[string]{Limiter: newBucket()},
 			),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
+		conflicts: workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.ConfiguringRetry, opts.MaxConfiguringRetry),
 	}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueueService(obj) },
@@ -194,14 +224,23 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	err := c.sync(ctx, key)
+	// One retry budget and one deadline per reconcile: a cloud that keeps
+	// failing ends the sync, and the queue's backoff takes over, instead of
+	// retries stacked per call.
+	sctx, cancel := context.WithTimeout(cloud.WithRetryBudget(ctx, c.opts.RetryBudget), c.opts.SyncTimeout)
+	defer cancel()
+	err := c.sync(sctx, key)
 	var retry *RetryError
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
+		c.conflicts.Forget(key)
 	case errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict:
-		klog.V(2).InfoS("Cloud still configuring; requeueing", "service", key, "after", c.opts.ConfiguringRetry, "err", err)
-		c.queue.AddAfter(key, c.opts.ConfiguringRetry)
+		// Busy resources usually clear in seconds, but one that stays busy
+		// (a stuck job) must not be polled every few seconds forever.
+		after := c.conflicts.When(key)
+		klog.V(2).InfoS("Cloud still configuring; requeueing", "service", key, "after", after, "err", err)
+		c.queue.AddAfter(key, after)
 	default:
 		klog.ErrorS(err, "Failed to sync Service", "service", key, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)
@@ -209,26 +248,40 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// providerFor returns the provider that owns svc now, else the one whose
-// finalizer it carries (a Service being cleaned up), else nil.
-func (c *Controller) providerFor(svc *corev1.Service) (Provider, bool) {
-	owner := annotations.Class(svc, c.opts.Defaults.LoadBalancerTypeAnnotation)
-	for _, p := range c.providers {
-		if owner == p.Owner() && owner != annotations.OwnerNone {
-			return p, true
-		}
+// owner returns the provider that should serve svc now: the one of its
+// class, when it wants a load balancer; nil otherwise.
+func (c *Controller) owner(svc *corev1.Service) Provider {
+	if !annotations.WantsLoadBalancer(svc) {
+		return nil
+	}
+	class := annotations.Class(svc, c.opts.Defaults.LoadBalancerTypeAnnotation)
+	if class == annotations.OwnerNone {
+		return nil
 	}
 	for _, p := range c.providers {
-		if hasFinalizer(svc, p.Finalizer()) {
-			return p, false
+		if class == p.Owner() {
+			return p
 		}
 	}
-	return nil, false
+	return nil
+}
+
+// stale returns the providers whose finalizer svc carries but which no
+// longer serve it (class switched, type changed, Service deleted): each
+// must release what it made before the finalizer goes.
+func (c *Controller) stale(svc *corev1.Service, owner Provider) []Provider {
+	var out []Provider
+	for _, p := range c.providers {
+		if p != owner && hasFinalizer(svc, p.Finalizer()) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (c *Controller) interesting(svc *corev1.Service) bool {
-	p, _ := c.providerFor(svc)
-	return p != nil
+	owner := c.owner(svc)
+	return owner != nil || len(c.stale(svc, owner)) > 0
 }
 
 func (c *Controller) enqueueService(obj any) { c.enqueueFor(obj, "service") }
@@ -305,12 +358,12 @@ func (c *Controller) nodeChanged(oldObj, newObj any) {
 		return
 	}
 	for _, svc := range svcs {
-		p, owned := c.providerFor(svc)
-		if p == nil || !owned || !annotations.WantsLoadBalancer(svc) {
+		p := c.owner(svc)
+		if p == nil {
 			continue
 		}
-		s, err := annotations.Parse(svc, c.defaultsFor(p))
-		if err != nil || s.Backend.Type == annotations.BackendENI {
+		s, ok := c.backendSettings(svc, p)
+		if !ok || s.Backend.Type == annotations.BackendENI {
 			continue
 		}
 		was := o != nil && nodeExclusion(o, s) == ""
@@ -390,13 +443,13 @@ func (c *Controller) sliceChanged(oldObj, newObj any) {
 	if err != nil {
 		return
 	}
-	p, owned := c.providerFor(svc)
-	if p == nil || !owned {
+	p := c.owner(svc)
+	if p == nil {
 		return
 	}
 	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
-		s, err := annotations.Parse(svc, c.defaultsFor(p))
-		if err != nil || s.Backend.Type != annotations.BackendENI {
+		s, ok := c.backendSettings(svc, p)
+		if !ok || s.Backend.Type != annotations.BackendENI {
 			return
 		}
 	}
@@ -418,83 +471,198 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.services.Services(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		// Our finalizer made us see the deletion; nothing is left to do.
+		c.forget(key, "")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	svc := cached.DeepCopy()
-	p, owned := c.providerFor(svc)
-	if p == nil {
-		return nil
-	}
-	logger := klog.FromContext(ctx).WithValues("service", key, "kind", p.Kind())
-	ctx = klog.NewContext(ctx, logger)
-	if !owned || !annotations.WantsLoadBalancer(svc) {
-		if !hasFinalizer(svc, p.Finalizer()) {
+	owner := c.owner(svc)
+	// Every provider that made something for the Service but no longer
+	// serves it releases it first, so no finalizer is stranded and the new
+	// load balancer never coexists with a forgotten old one.
+	for _, p := range c.stale(svc, owner) {
+		pctx := klog.NewContext(ctx, klog.FromContext(ctx).WithValues("service", key, "kind", p.Kind()))
+		if err := c.cleanup(pctx, p, svc); err != nil {
+			return err
+		}
+		if owner != nil {
+			// Ensure the new one from the state the cleanup left.
+			c.queue.Add(key)
 			return nil
 		}
-		return c.cleanup(ctx, p, svc)
 	}
+	if owner == nil {
+		c.forget(key, svc.UID)
+		return nil
+	}
+	p := owner
+	logger := klog.FromContext(ctx).WithValues("service", key, "kind", p.Kind())
+	ctx = klog.NewContext(ctx, logger)
 
 	settings, perr := annotations.Parse(svc, c.defaultsFor(p))
 	if perr != nil {
 		var inv *annotations.InvalidError
-		if errors.As(perr, &inv) {
-			h := naming.Hash(svc)
-			if prev, ok := c.invalid.Load(key); !ok || prev != h {
-				c.recorder.Event(svc, corev1.EventTypeWarning, EventInvalid, inv.Error())
-				c.invalid.Store(key, h)
-			}
+		if !errors.As(perr, &inv) {
+			return perr
+		}
+		c.warnOnce(svc, key, EventInvalid, inv.Error())
+		if !inv.BackendsUsable() {
 			logger.Info("Not syncing a Service with invalid annotations", "problems", inv.Error())
 			return nil
 		}
-		return perr
+		// The load balancer's settings stay frozen until the annotations
+		// are fixed, but its backends keep following the nodes and
+		// endpoints: a node that leaves must leave the load balancer.
+		return c.syncFrozen(ctx, p, svc, settings)
 	}
-	c.invalid.Delete(key)
+	c.notes.Delete(noteKey(key, EventInvalid))
 
-	nodeList, err := c.nodes.List(labels.Everything())
+	req, err := c.request(svc, settings)
 	if err != nil {
 		return err
-	}
-	req := &Request{
-		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
-		Backends:       ComputeBackends(svc, settings, nodeList, c.slicesOf(svc)),
-		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
 	}
 	hash := naming.Hash(svc)
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
 		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
 	if gated {
-		start := time.Now()
-		res, err := p.SyncBackends(ctx, req)
+		err := c.syncBackends(ctx, p, svc, req)
 		if !errors.Is(err, ErrFullSyncNeeded) {
-			observe(p.Kind(), VerbUpdate, start, err)
-			if err != nil {
-				c.failed(svc, err)
-				return err
-			}
-			c.warn(svc, res)
-			if res != nil && res.Ingress != nil {
-				// A status that can change without the Service changing
-				// (EIPs bound to the load balancer) is refreshed here.
-				return c.patchStatus(ctx, svc, res.Ingress)
-			}
-			return nil
+			return err
 		}
-		logger.Info("Load balancer drifted; running a full sync", "loadBalancer", req.LoadBalancerID)
+		logger.Info("Load balancer drifted or not proven; running a full sync", "loadBalancer", req.LoadBalancerID)
 	}
 	return c.ensure(ctx, p, svc, req, hash)
 }
 
-// ensure runs a full sync: finalizer first (so nothing created can leak),
-// then the Provider, then labels and status.
+// request builds the Request of a sync from the informer caches.
+func (c *Controller) request(svc *corev1.Service, settings *annotations.Settings) (*Request, error) {
+	nodeList, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	return &Request{
+		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
+		Backends:       ComputeBackends(svc, settings, nodeList, c.slicesOf(svc)),
+		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
+	}, nil
+}
+
+// backendSettings parses svc for the backend computation: ok when the
+// settings backends depend on are valid, even if others are not.
+func (c *Controller) backendSettings(svc *corev1.Service, p Provider) (*annotations.Settings, bool) {
+	s, err := annotations.Parse(svc, c.defaultsFor(p))
+	if err == nil {
+		return s, true
+	}
+	var inv *annotations.InvalidError
+	return s, errors.As(err, &inv) && inv.BackendsUsable()
+}
+
+// prove binds the load balancer named by the Service's label, from the
+// proven cache when this process already proved it; nil when the label
+// does not name a load balancer proven the Service's.
+func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service, req *Request) (*Binding, error) {
+	if v, ok := c.proven.Load(svc.UID); ok && v.(string) == req.LoadBalancerID {
+		return &Binding{LB: &LoadBalancer{ID: req.LoadBalancerID}, Reused: req.Settings.Reused()}, nil
+	}
+	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
+	if IsRefused(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.warn(svc, &Result{Warnings: warnings})
+	if b.ID() != req.LoadBalancerID {
+		return nil, nil
+	}
+	c.proven.Store(svc.UID, b.ID())
+	return b, nil
+}
+
+// syncBackends is the hash-gated pass: only backends, on a load balancer
+// proven the Service's. ErrFullSyncNeeded asks for a full sync.
+func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.Service, req *Request) error {
+	start := time.Now()
+	b, err := c.prove(ctx, p, svc, req)
+	if err != nil {
+		observe(p.Kind(), VerbUpdate, start, err)
+		c.failed(svc, err)
+		return err
+	}
+	if b == nil {
+		return ErrFullSyncNeeded
+	}
+	req.Binding = b
+	res, err := p.SyncBackends(ctx, req)
+	if errors.Is(err, ErrFullSyncNeeded) {
+		return err
+	}
+	observe(p.Kind(), VerbUpdate, start, err)
+	if err != nil {
+		c.failed(svc, err)
+		return err
+	}
+	c.warn(svc, res)
+	if empty(req.Backends) {
+		c.warnOnce(svc, cache.MetaObjectToName(svc).String(), EventUnavailable, "There are no available backends for the load balancer")
+	}
+	if res != nil && res.Ingress != nil {
+		// A status that can change without the Service changing (EIPs
+		// bound to the load balancer) is refreshed here.
+		return c.patchStatus(ctx, svc, res.Ingress)
+	}
+	return nil
+}
+
+// syncFrozen updates only the backends of a Service whose load balancer
+// settings are invalid, on the load balancer it is already bound to.
+func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Service, settings *annotations.Settings) error {
+	req, err := c.request(svc, settings)
+	if err != nil {
+		return err
+	}
+	if req.LoadBalancerID == "" || !hasFinalizer(svc, p.Finalizer()) {
+		return nil
+	}
+	err = c.syncBackends(ctx, p, svc, req)
+	if errors.Is(err, ErrFullSyncNeeded) {
+		klog.FromContext(ctx).Info("Load balancer needs a full sync, which waits for valid annotations", "loadBalancer", req.LoadBalancerID)
+		return nil
+	}
+	return err
+}
+
+// ensure runs a full sync: the ownership rules, the finalizer (so nothing
+// created can leak), the Provider, then labels and status.
 func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service, req *Request, hash string) error {
+	key := cache.MetaObjectToName(svc).String()
 	verb := VerbUpdate
 	if req.LoadBalancerID == "" {
 		verb = VerbCreation
 	}
 	start := time.Now()
+	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
+	c.warn(svc, &Result{Warnings: warnings})
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		// Nothing is changed until the Service or the cloud changes; the
+		// Warning is repeated at the resync interval.
+		c.warnOnce(svc, key, refused.Reason, refused.Message)
+		klog.FromContext(ctx).Info("Refused to sync the load balancer", "reason", refused.Reason, "message", refused.Message)
+		return nil
+	}
+	if err != nil {
+		observe(p.Kind(), verb, start, err)
+		c.failed(svc, err)
+		return err
+	}
+	c.notes.Delete(noteKey(key, EventReuseRefused))
+	c.notes.Delete(noteKey(key, EventNotOwned))
+	req.Binding = b
+	req.LoadBalancerID = b.ID()
 	c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
@@ -510,6 +678,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		c.failed(svc, err)
 		return err
 	}
+	c.proven.Store(svc.UID, res.LoadBalancerID)
 	c.warn(svc, res)
 	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}); err != nil {
 		observe(p.Kind(), verb, start, err)
@@ -526,17 +695,31 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	return nil
 }
 
-// cleanup removes the cloud resources, then the finalizer, labels and status.
+// cleanup removes the cloud resources p made for svc, then p's finalizer
+// and, when the Service stays, its labels and status. It must always be
+// able to complete: invalid annotations are read as far as they parse (an
+// id or preserve annotation that does not parse is not acted on, and
+// preserve-lb-on-delete counts as set whatever its value), and a label
+// naming a load balancer that is not proven the Service's is ignored.
 func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Service) error {
 	start := time.Now()
 	s, _ := annotations.Parse(svc, c.defaultsFor(p))
 	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID]}
+	own, warnings, err := OwnLoadBalancer(ctx, p, req)
+	if err != nil {
+		observe(p.Kind(), VerbDeletion, start, err)
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", describeErr(err))
+		return err
+	}
+	c.warn(svc, &Result{Warnings: warnings})
+	req.Binding = &Binding{LB: own, Reused: s.Reused()}
 	what, err := p.Delete(ctx, req)
 	observe(p.Kind(), VerbDeletion, start, err)
 	if err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", describeErr(err))
 		return err
 	}
+	c.proven.Delete(svc.UID)
 	if svc.DeletionTimestamp == nil {
 		if err := c.patchStatus(ctx, svc, nil); err != nil {
 			return err
@@ -549,11 +732,46 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		return err
 	}
 	reason := EventDeleted
-	if s != nil && s.LoadBalancer.PreserveOnDelete {
+	if s.LoadBalancer.PreserveOnDelete {
 		reason = EventPreserved
 	}
 	c.recorder.Event(svc, corev1.EventTypeNormal, reason, what)
 	return nil
+}
+
+// note is when a repeated Warning was last recorded, and for which
+// version of the Service.
+type note struct {
+	hash string
+	at   time.Time
+}
+
+func noteKey(key, reason string) string { return key + "|" + reason }
+
+// warnOnce records a Warning that would otherwise repeat on every sync:
+// again when the Service changed, or once per resync interval.
+func (c *Controller) warnOnce(svc *corev1.Service, key, reason, message string) {
+	k := noteKey(key, reason)
+	h := naming.Hash(svc) + "|" + message
+	now := time.Now()
+	if v, ok := c.notes.Load(k); ok {
+		n := v.(note)
+		if n.hash == h && now.Sub(n.at) < c.opts.ResyncPeriod/2 {
+			return
+		}
+	}
+	c.recorder.Event(svc, corev1.EventTypeWarning, reason, message)
+	c.notes.Store(k, note{hash: h, at: now})
+}
+
+// forget drops what the controller remembers of a Service.
+func (c *Controller) forget(key string, uid types.UID) {
+	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable} {
+		c.notes.Delete(noteKey(key, r))
+	}
+	if uid != "" {
+		c.proven.Delete(uid)
+	}
 }
 
 func (c *Controller) failed(svc *corev1.Service, err error) {

@@ -40,9 +40,13 @@ type Request struct {
 	// Backends maps each Service port to its targets, already filtered and
 	// weighted.
 	Backends map[int32][]Target
-	// LoadBalancerID is the id recorded in the Service's label, a hint for
-	// finding the load balancer without a search.
+	// LoadBalancerID is the id recorded in the Service's label: a hint for
+	// Bind, never proof. Once bound it is the proven load balancer's id.
 	LoadBalancerID string
+	// Binding is the load balancer the Service is proven to use (Bind); for
+	// Delete, its own load balancer (a borrowed one is released through the
+	// id annotation).
+	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
 }
@@ -78,20 +82,26 @@ var ErrFullSyncNeeded = errors.New("load balancer drifted from the Service: full
 // synced), SyncBackends when only Nodes or endpoints may have changed, and
 // Delete when the Service no longer wants a load balancer.
 type Provider interface {
+	// Finder reads the provider's load balancers for the ownership rules.
+	Finder
+	// ReuseRules are the provider's parts of the reuse rules.
+	ReuseRules() ReuseRules
 	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
 	Kind() string
 	// Owner is the annotations owner the Provider serves.
 	Owner() annotations.Owner
 	// Finalizer guards the Provider's cleanup on the Service.
 	Finalizer() string
-	// Ensure makes the cloud match the Service: load balancer, listeners,
-	// server groups and backends.
+	// Ensure makes the cloud match the Service: load balancer (created when
+	// req.Binding has none), listeners, server groups and backends.
 	Ensure(ctx context.Context, req *Request) (*Result, error)
 	// SyncBackends reconciles only backend servers, trusting that the load
 	// balancer and listeners are as the last Ensure left them.
 	SyncBackends(ctx context.Context, req *Request) (*Result, error)
-	// Delete removes what the Service owns in the cloud (never a reused or
-	// preserved load balancer) and reports what it did.
+	// Delete removes what the Service owns in the cloud: req.Binding's load
+	// balancer (proven its own; kept with preserve-lb-on-delete), and on the
+	// load balancer of the id annotation only listeners and groups named
+	// after the Service. It reports what it did.
 	Delete(ctx context.Context, req *Request) (string, error)
 }
 

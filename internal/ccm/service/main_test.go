@@ -167,7 +167,9 @@ func startCCM() error {
 	ccm, err = ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{
 		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
-		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
+		// The type annotation gate lets a test move a Service between CLB
+		// and NLB (spec.loadBalancerClass is immutable).
+		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n  featureGates: LoadBalancerTypeAnnotation=true\n",
 		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=4"},
 		LogPath:     filepath.Join(logDir, fmt.Sprintf("cloud-controller-manager-%d.log", ccmSeq.Add(1))),
 	})

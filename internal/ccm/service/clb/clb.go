@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -56,11 +54,6 @@ type Options struct {
 type Provider struct {
 	opts Options
 	api  api
-
-	// tokens keeps one ClientToken per Service UID until its create
-	// succeeds, so retried creates stay idempotent.
-	mu     sync.Mutex
-	tokens map[string]string
 }
 
 var _ service.Provider = (*Provider)(nil)
@@ -73,7 +66,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
-	return &Provider{opts: opts, api: api{c: opts.Cloud}, tokens: map[string]string{}}, nil
+	return &Provider{opts: opts, api: api{c: opts.Cloud}}, nil
 }
 
 // Kind implements service.Provider.
@@ -85,56 +78,65 @@ func (p *Provider) Owner() annotations.Owner { return annotations.OwnerCLB }
 // Finalizer implements service.Provider.
 func (p *Provider) Finalizer() string { return naming.FinalizerCLB }
 
-// find locates the Service's load balancer: the id annotation, then the id
-// label, then our tag, then the default name.
-func (p *Provider) find(ctx context.Context, req *service.Request) (*slb.LoadBalancer, error) {
-	s := req.Settings
-	if s != nil && s.Reused() {
-		lb, err := p.api.lbByID(ctx, s.LoadBalancer.ID)
-		if err != nil {
-			return nil, fmt.Errorf("find reused load balancer %s: %w", s.LoadBalancer.ID, err)
-		}
-		return lb, nil
+// Describe implements service.Finder.
+func (p *Provider) Describe(ctx context.Context, id string) (*service.LoadBalancer, error) {
+	lb, err := p.api.lbByID(ctx, id)
+	if err != nil || lb == nil {
+		return nil, err
 	}
-	defName := naming.DefaultLBName(req.Service)
-	if req.LoadBalancerID != "" {
-		lb, err := p.api.lbByID(ctx, req.LoadBalancerID)
-		if err != nil {
-			return nil, fmt.Errorf("find load balancer %s from the Service label: %w", req.LoadBalancerID, err)
-		}
-		if lb != nil {
-			return lb, nil
-		}
+	return facts(lb), nil
+}
+
+// FindTagged implements service.Finder.
+func (p *Provider) FindTagged(ctx context.Context, defaultName string) (*service.LoadBalancer, error) {
+	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defaultName)
+	if err != nil || lb == nil {
+		return nil, err
 	}
-	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defName)
-	if err != nil {
-		return nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, defName, err)
+	return facts(lb), nil
+}
+
+// ReuseRules implements service.Provider: a reused CLB must be in the
+// cluster's VPC, where its backends are.
+func (p *Provider) ReuseRules() service.ReuseRules { return service.ReuseRules{VpcID: p.opts.VpcID} }
+
+// facts describes a CLB for the ownership rules.
+func facts(lb *slb.LoadBalancer) *service.LoadBalancer {
+	tags := make(map[string]string, len(lb.Tags.Tag))
+	for _, t := range lb.Tags.Tag {
+		tags[t.TagKey] = t.TagValue
 	}
-	if lb != nil {
-		return lb, nil
+	return &service.LoadBalancer{
+		ID: lb.LoadBalancerId, Tags: tags, VpcID: lb.VpcId, AddressType: strings.ToLower(lb.AddressType),
+		ResourceGroupID: lb.ResourceGroupId, Addresses: []string{lb.Address}, Native: lb,
 	}
-	lb, err = p.api.lbByName(ctx, defName)
-	if err != nil {
-		return nil, fmt.Errorf("find load balancer by name %s: %w", defName, err)
+}
+
+// native is the CLB description behind a bound load balancer.
+func native(b *service.Binding) *slb.LoadBalancer {
+	if b == nil || b.LB == nil {
+		return nil
 	}
-	return lb, nil
+	lb, _ := b.LB.Native.(*slb.LoadBalancer)
+	return lb
 }
 
 // Ensure implements service.Provider: load balancer, then vServer groups
 // and their backends, then listeners; obsolete listeners and groups are
 // removed in the reverse order.
 func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
-	s := req.Settings
-	log := klog.FromContext(ctx)
-	res := &service.Result{}
-	lb, err := p.find(ctx, req)
+	req, err := service.Ready(ctx, p, req, false)
 	if err != nil {
 		return nil, err
 	}
+	s := req.Settings
+	log := klog.FromContext(ctx)
+	res := &service.Result{}
+	lb := native(req.Binding)
 	created := false
 	if lb == nil {
-		if s.Reused() {
-			return nil, fmt.Errorf("the load balancer %s named by %s does not exist", s.LoadBalancer.ID, s.Key("id"))
+		if req.Binding != nil && req.Binding.LB != nil {
+			return nil, fmt.Errorf("clb: binding of %s carries no CLB description", req.Binding.ID())
 		}
 		if lb, err = p.create(ctx, req); err != nil {
 			return nil, err
@@ -142,9 +144,6 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 		created = true
 		log.Info("Created load balancer", "loadBalancer", lb.LoadBalancerId, "address", lb.Address)
 	} else {
-		if err := p.checkReuse(req, lb); err != nil {
-			return nil, err
-		}
 		for _, ch := range annotations.ImmutableChanges(attributes(lb), s) {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
@@ -213,10 +212,14 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 // with their listeners), then each group's members; any sign that the load
 // balancer or a listener disappeared asks for a full sync.
 func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
+	req, err := service.Ready(ctx, p, req, false)
+	if err != nil {
+		return nil, err
+	}
 	s := req.Settings
-	lbID := req.LoadBalancerID
-	if s.Reused() {
-		lbID = s.LoadBalancer.ID
+	lbID := req.Binding.ID()
+	if lbID == "" {
+		return nil, service.ErrFullSyncNeeded
 	}
 	groups, err := p.api.groups(ctx, lbID)
 	if cloud.IsNotFound(err) {
@@ -354,38 +357,12 @@ func (p *Provider) resolveENIs(ctx context.Context, req *service.Request) (map[s
 	return m, nil
 }
 
-// checkReuse refuses to bind a load balancer that a CCM created for some
-// other Service: deleting that Service would delete it under us.
-func (p *Provider) checkReuse(req *service.Request, lb *slb.LoadBalancer) error {
-	if !req.Settings.Reused() {
-		return nil
-	}
-	if v, ok := tagValue(lb, naming.TagKeyDefaultName); ok && v != naming.DefaultLBName(req.Service) {
-		return fmt.Errorf("load balancer %s was created by a cloud controller manager for another Service (tag %s=%s) and cannot be reused", lb.LoadBalancerId, naming.TagKeyDefaultName, v)
-	}
-	if rg := req.Settings.LoadBalancer.ResourceGroupID; rg != nil && lb.ResourceGroupId != "" && *rg != lb.ResourceGroupId {
-		return fmt.Errorf("load balancer %s is in resource group %s, not %s as %s says", lb.LoadBalancerId, lb.ResourceGroupId, *rg, req.Settings.Key("resource-group-id"))
-	}
-	return nil
-}
-
 func attributes(lb *slb.LoadBalancer) annotations.CloudLBAttributes {
 	return annotations.CloudLBAttributes{
 		AddressType: lb.AddressType, NetworkType: lb.NetworkType, VSwitchID: lb.VSwitchId,
 		MasterZoneID: lb.MasterZoneId, SlaveZoneID: lb.SlaveZoneId, IPVersion: lb.AddressIPVersion,
 		ResourceGroupID: lb.ResourceGroupId, Address: lb.Address,
 	}
-}
-
-func (p *Provider) token(uid string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	t, ok := p.tokens[uid]
-	if !ok {
-		t = uuid.NewString()
-		p.tokens[uid] = t
-	}
-	return t
 }
 
 // create makes the Service's load balancer with our tags and, unless the
@@ -430,28 +407,27 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*slb.LoadB
 		ts = append(ts, slb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
 	}
 	r.Tag = &ts
-	uid := string(req.Service.UID)
-	r.ClientToken = p.token(uid)
-	resp, err := cloud.Do(ctx, p.opts.Cloud, cloud.SLB, "CreateLoadBalancer", func(c *cloud.Clients) (*slb.CreateLoadBalancerResponse, error) {
-		return c.SLB.CreateLoadBalancer(r)
+	// The token covers every parameter sent, so a retry after a lost
+	// response replays the first create and changed annotations make a new
+	// token instead of IdempotentParameterMismatch.
+	params := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%v|%s|%s|%s|%s|%s|%s|%s|%s|%v",
+		r.LoadBalancerName, r.AddressType, r.AddressIPVersion, r.InstanceChargeType, r.LoadBalancerSpec, r.InternetChargeType,
+		r.Bandwidth, r.MasterZoneId, r.SlaveZoneId, r.Address, r.ResourceGroupId, r.DeleteProtection,
+		r.ModificationProtectionStatus, r.VpcId, r.VSwitchId, tags)
+	lb, err := service.CreateIdempotent(ctx, p, req.Service, req.Binding.Previous(), params, func(token string) (string, error) {
+		r.ClientToken = token
+		resp, err := cloud.Do(ctx, p.opts.Cloud, cloud.SLB, "CreateLoadBalancer", func(c *cloud.Clients) (*slb.CreateLoadBalancerResponse, error) {
+			return c.SLB.CreateLoadBalancer(r)
+		}, cloud.ClientTokenOf(r))
+		if err != nil {
+			return "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+		}
+		return resp.LoadBalancerId, nil
 	})
 	if err != nil {
-		if cloud.CodeOf(err) == "IdempotentParameterMismatch" {
-			// The annotations changed between two attempts: start afresh.
-			p.mu.Lock()
-			delete(p.tokens, uid)
-			p.mu.Unlock()
-		}
-		return nil, fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+		return nil, err
 	}
-	p.mu.Lock()
-	delete(p.tokens, uid)
-	p.mu.Unlock()
-	return &slb.LoadBalancer{
-		LoadBalancerId: resp.LoadBalancerId, Address: resp.Address, LoadBalancerName: resp.LoadBalancerName,
-		AddressType: r.AddressType, AddressIPVersion: resp.AddressIPVersion, NetworkType: resp.NetworkType,
-		VpcId: resp.VpcId, VSwitchId: resp.VSwitchId, ResourceGroupId: resp.ResourceGroupId,
-	}, nil
+	return lb.Native.(*slb.LoadBalancer), nil
 }
 
 func (p *Provider) defaultVSwitch(zone string) string {
@@ -561,25 +537,41 @@ func ingress(lb *slb.LoadBalancer, s *annotations.Settings) []corev1.LoadBalance
 	return []corev1.LoadBalancerIngress{{IP: lb.Address}}
 }
 
-// Delete implements service.Provider. A reused load balancer keeps
-// everything but this Service's listeners, groups and backends; a
-// preserved one keeps everything and loses only its protections and our
-// tags; our own is deleted with delete protection turned off first.
+// Delete implements service.Provider. On the load balancer of the id
+// annotation only this Service's listeners, groups and backends go (all of
+// it stays with preserve-lb-on-delete). The Service's own load balancer
+// (req.Binding, proven by its tags) is deleted with delete protection
+// turned off first, or with preserve-lb-on-delete kept, losing only its
+// protections and our tags.
 func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
+	req, err := service.Ready(ctx, p, req, true)
+	if err != nil {
+		return "", err
+	}
 	s := req.Settings
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
 	}
-	lb, err := p.find(ctx, req)
-	if err != nil {
-		return "", err
+	var done []string
+	if s.Reused() && !s.LoadBalancer.PreserveOnDelete {
+		id := s.LoadBalancer.ID
+		found, err := p.releaseReused(ctx, req, id)
+		if err != nil {
+			return "", err
+		}
+		if found {
+			done = append(done, fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, vServer groups and backends", id))
+		}
 	}
+	lb := native(req.Binding)
 	if lb == nil {
-		return "The load balancer no longer exists", nil
+		if len(done) == 0 {
+			return "The Service has no load balancer of its own to delete", nil
+		}
+		return strings.Join(done, "; "), nil
 	}
 	id := lb.LoadBalancerId
-	switch {
-	case s.LoadBalancer.PreserveOnDelete:
+	if s.LoadBalancer.PreserveOnDelete {
 		if lb.DeleteProtection == "on" {
 			if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
 				return "", fmt.Errorf("turn off delete protection of preserved %s: %w", id, err)
@@ -601,40 +593,38 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 				return "", fmt.Errorf("remove our tags from preserved %s: %w", id, err)
 			}
 		}
-		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id), nil
-	case s.Reused():
-		if err := p.releaseReused(ctx, req, id); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, vServer groups and backends", id), nil
+		return strings.Join(append(done, fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id)), "; "), nil
 	}
 	if lb.DeleteProtection == "on" {
 		if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
 			return "", fmt.Errorf("turn off delete protection of %s: %w", id, err)
 		}
 	}
-	if err := p.api.deleteLB(ctx, id); err != nil {
+	if err := p.api.deleteLB(ctx, id); err != nil && !cloud.IsNotFound(err) {
 		return "", fmt.Errorf("delete load balancer %s: %w", id, err)
 	}
-	return fmt.Sprintf("Deleted load balancer %s", id), nil
+	return strings.Join(append(done, fmt.Sprintf("Deleted load balancer %s", id)), "; "), nil
 }
 
 // releaseReused removes what this Service put on a reused load balancer:
 // its listeners (only those proven ours), its groups, and its members of
-// bound groups.
-func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) error {
+// bound groups. found is false when the load balancer no longer exists.
+func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	ref := naming.For(req.Service, req.ClusterID)
 	listeners, err := p.api.listeners(ctx, id)
+	if cloud.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
-		return fmt.Errorf("list listeners of reused %s: %w", id, err)
+		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
 	plan := PlanListeners(nil, listeners, ref, false, nil)
 	if err := p.applyListeners(ctx, id, plan, nil); err != nil {
-		return err
+		return true, err
 	}
 	groups, err := p.api.groups(ctx, id)
 	if err != nil {
-		return fmt.Errorf("list vServer groups of reused %s: %w", id, err)
+		return true, fmt.Errorf("list vServer groups of reused %s: %w", id, err)
 	}
 	bound := map[string]bool{}
 	for _, port := range req.Settings.Ports {
@@ -645,7 +635,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	for _, g := range groups {
 		if parsed, ours := ref.OwnsCLB(g.Name); ours {
 			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
-				return fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
+				return true, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
 			}
 			continue
 		}
@@ -654,7 +644,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 		}
 		cur, err := p.api.members(ctx, g.ID)
 		if err != nil {
-			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
+			return true, fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
 		}
 		var mine []Backend
 		for _, b := range cur {
@@ -663,8 +653,8 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 			}
 		}
 		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil {
-			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
+			return true, fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
 		}
 	}
-	return nil
+	return true, nil
 }

@@ -137,7 +137,7 @@ func (a api) lbByName(ctx context.Context, name string) (*lbInfo, error) {
 func (a api) createLB(ctx context.Context, r *nlb.CreateLoadBalancerRequest) (string, error) {
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateLoadBalancer", func(c *cloud.Clients) (*nlb.CreateLoadBalancerResponse, error) {
 		return c.NLB.CreateLoadBalancer(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", err
 	}
@@ -408,7 +408,7 @@ func (a api) createGroup(ctx context.Context, vpcID string, g Group, tags []nami
 	setForm(r.GetFormParams(), g.Set)
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateServerGroup", func(c *cloud.Clients) (*nlb.CreateServerGroupResponse, error) {
 		return c.NLB.CreateServerGroup(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", "", err
 	}
@@ -490,7 +490,7 @@ func (a api) addServers(ctx context.Context, groupID string, ss []Server) (strin
 	r.ClientToken = uuid.NewString()
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "AddServersToServerGroup", func(c *cloud.Clients) (*nlb.AddServersToServerGroupResponse, error) {
 		return c.NLB.AddServersToServerGroup(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", err
 	}
@@ -508,7 +508,7 @@ func (a api) removeServers(ctx context.Context, groupID string, ss []Server) (st
 	r.ClientToken = uuid.NewString()
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "RemoveServersFromServerGroup", func(c *cloud.Clients) (*nlb.RemoveServersFromServerGroupResponse, error) {
 		return c.NLB.RemoveServersFromServerGroup(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", err
 	}
@@ -529,7 +529,7 @@ func (a api) updateServers(ctx context.Context, groupID string, ss []Server) (st
 	r.ClientToken = uuid.NewString()
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateServerGroupServersAttribute", func(c *cloud.Clients) (*nlb.UpdateServerGroupServersAttributeResponse, error) {
 		return c.NLB.UpdateServerGroupServersAttribute(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", err
 	}
@@ -592,7 +592,7 @@ func (a api) createListener(ctx context.Context, lbID string, l Listener, groupI
 	setForm(r.GetFormParams(), l.Set)
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateListener", func(c *cloud.Clients) (*nlb.CreateListenerResponse, error) {
 		return c.NLB.CreateListener(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if err != nil {
 		return "", err
 	}

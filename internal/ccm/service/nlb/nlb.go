@@ -2,15 +2,11 @@ package nlb
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
@@ -78,11 +74,6 @@ type Options struct {
 type Provider struct {
 	opts Options
 	api  api
-
-	// salts perturb the create ClientToken of a Service whose token
-	// already produced a load balancer that no longer exists.
-	mu    sync.Mutex
-	salts map[string]int
 }
 
 var _ service.Provider = (*Provider)(nil)
@@ -101,7 +92,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.JobTimeout <= 0 {
 		opts.JobTimeout = DefaultJobTimeout
 	}
-	return &Provider{opts: opts, api: api{c: opts.Cloud}, salts: map[string]int{}}, nil
+	return &Provider{opts: opts, api: api{c: opts.Cloud}}, nil
 }
 
 // Kind implements service.Provider.
@@ -113,40 +104,44 @@ func (p *Provider) Owner() annotations.Owner { return annotations.OwnerNLB }
 // Finalizer implements service.Provider.
 func (p *Provider) Finalizer() string { return naming.FinalizerNLB }
 
-// find locates the Service's load balancer: the id annotation for a reused
-// one (the label cannot override what the user names), else the id label,
-// then our tag, then the default name.
-func (p *Provider) find(ctx context.Context, req *service.Request) (*lbInfo, error) {
-	s := req.Settings
-	if s.Reused() {
-		lb, err := p.api.getLB(ctx, s.LoadBalancer.ID)
-		if err != nil {
-			return nil, fmt.Errorf("find reused load balancer %s: %w", s.LoadBalancer.ID, err)
-		}
-		return lb, nil
+// Describe implements service.Finder.
+func (p *Provider) Describe(ctx context.Context, id string) (*service.LoadBalancer, error) {
+	lb, err := p.api.getLB(ctx, id)
+	if err != nil || lb == nil {
+		return nil, err
 	}
-	if req.LoadBalancerID != "" {
-		lb, err := p.api.getLB(ctx, req.LoadBalancerID)
-		if err != nil {
-			return nil, fmt.Errorf("find load balancer %s from the Service label: %w", req.LoadBalancerID, err)
-		}
-		if lb != nil {
-			return lb, nil
-		}
+	return facts(lb), nil
+}
+
+// FindTagged implements service.Finder.
+func (p *Provider) FindTagged(ctx context.Context, defaultName string) (*service.LoadBalancer, error) {
+	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defaultName)
+	if err != nil || lb == nil {
+		return nil, err
 	}
-	defName := naming.DefaultLBName(req.Service)
-	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defName)
-	if err != nil {
-		return nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, defName, err)
+	return facts(lb), nil
+}
+
+// ReuseRules implements service.Provider. NLB server groups may live in
+// another VPC than the cluster's (the existing CCM allows reusing such a
+// load balancer), so the VPC is not checked.
+func (p *Provider) ReuseRules() service.ReuseRules { return service.ReuseRules{} }
+
+// facts describes an NLB for the ownership rules.
+func facts(lb *lbInfo) *service.LoadBalancer {
+	return &service.LoadBalancer{
+		ID: lb.ID, Tags: lb.Tags, VpcID: lb.VpcID, AddressType: strings.ToLower(lb.AddressType),
+		ResourceGroupID: lb.ResourceGroup, Addresses: []string{lb.DNSName}, Native: lb,
 	}
-	if lb != nil {
-		return lb, nil
+}
+
+// native is the NLB description behind a bound load balancer.
+func native(b *service.Binding) *lbInfo {
+	if b == nil || b.LB == nil {
+		return nil
 	}
-	lb, err = p.api.lbByName(ctx, defName)
-	if err != nil {
-		return nil, fmt.Errorf("find load balancer by name %s: %w", defName, err)
-	}
-	return lb, nil
+	lb, _ := b.LB.Native.(*lbInfo)
+	return lb
 }
 
 // Ensure implements service.Provider, in dependency order: the load
@@ -155,20 +150,21 @@ func (p *Provider) find(ctx context.Context, req *service.Request) (*lbInfo, err
 // attributes; listeners (ours deleted first to free ports, then created,
 // updated, started); finally the groups no listener needs any more.
 func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
+	req, err := service.Ready(ctx, p, req, false)
+	if err != nil {
+		return nil, err
+	}
 	s := req.Settings
 	if s == nil {
 		return nil, errors.New("nlb: no settings")
 	}
 	log := klog.FromContext(ctx)
 	res := &service.Result{}
-	lb, err := p.find(ctx, req)
-	if err != nil {
-		return nil, err
-	}
+	lb := native(req.Binding)
 	created := false
 	if lb == nil {
-		if s.Reused() {
-			return nil, fmt.Errorf("the load balancer %s named by %s does not exist", s.LoadBalancer.ID, s.Key("id"))
+		if req.Binding != nil && req.Binding.LB != nil {
+			return nil, fmt.Errorf("nlb: binding of %s carries no NLB description", req.Binding.ID())
 		}
 		if lb, err = p.create(ctx, req); err != nil {
 			return nil, err
@@ -176,9 +172,6 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 		created = true
 		log.Info("Created load balancer", "loadBalancer", lb.ID, "dnsName", lb.DNSName)
 	} else {
-		if err := checkReuse(req, lb); err != nil {
-			return nil, err
-		}
 		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
@@ -241,11 +234,11 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 // used by the load balancer (its listener or the load balancer itself
 // vanished) asks for a full sync.
 func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
-	s := req.Settings
-	lbID := req.LoadBalancerID
-	if s.Reused() {
-		lbID = s.LoadBalancer.ID
+	req, err := service.Ready(ctx, p, req, false)
+	if err != nil {
+		return nil, err
 	}
+	lbID := req.Binding.ID()
 	if lbID == "" {
 		return nil, service.ErrFullSyncNeeded
 	}
@@ -512,46 +505,12 @@ func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses
 	return addr, nil
 }
 
-// checkReuse refuses to bind a load balancer that a CCM created for some
-// other Service: deleting that Service would delete it under us.
-func checkReuse(req *service.Request, lb *lbInfo) error {
-	if !req.Settings.Reused() {
-		return nil
-	}
-	if v, ok := lb.Tags[naming.TagKeyDefaultName]; ok && v != naming.DefaultLBName(req.Service) {
-		return fmt.Errorf("load balancer %s was created by a cloud controller manager for another Service (tag %s=%s) and cannot be reused", lb.ID, naming.TagKeyDefaultName, v)
-	}
-	if rg := req.Settings.LoadBalancer.ResourceGroupID; rg != nil && lb.ResourceGroup != "" && *rg != lb.ResourceGroup {
-		return fmt.Errorf("load balancer %s is in resource group %s, not %s as %s says", lb.ID, lb.ResourceGroup, *rg, req.Settings.Key("resource-group-id"))
-	}
-	return nil
-}
-
 // addressType spells an annotation address type the way NLB does.
 func addressType(v string) string {
 	if strings.EqualFold(v, "intranet") {
 		return "Intranet"
 	}
 	return "Internet"
-}
-
-// token is the create ClientToken of a Service: derived from its UID (so a
-// create retried after a crash or a lost response returns the same load
-// balancer), the load balancer it had before (so recreating one deleted
-// out of band is a new create, not a replay of the first), and a salt
-// bumped when a token's replay named a load balancer that is gone.
-func (p *Provider) token(uid, previous string) string {
-	p.mu.Lock()
-	salt := p.salts[uid]
-	p.mu.Unlock()
-	sum := sha256.Sum256([]byte(uid + "|" + previous + "|" + strconv.Itoa(salt)))
-	return "ccm-nlb-" + hex.EncodeToString(sum[:16])
-}
-
-func (p *Provider) bumpSalt(uid string) {
-	p.mu.Lock()
-	p.salts[uid]++
-	p.mu.Unlock()
 }
 
 // create makes the Service's load balancer: our tags, both protections on
@@ -592,26 +551,22 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, e
 		ts = append(ts, nlb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
 	}
 	r.Tag = &ts
-	uid := string(req.Service.UID)
-	r.ClientToken = p.token(uid, req.LoadBalancerID)
-	id, err := p.api.createLB(ctx, r)
-	if err != nil {
-		if cloud.CodeOf(err) == "IdempotentParameterMismatch" {
-			// The annotations changed between two attempts: start afresh.
-			p.bumpSalt(uid)
+	// The token covers every parameter sent: a retry after a lost response
+	// replays the first create, changed annotations make a new token.
+	params := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%v|%v|%v", r.AddressType, r.AddressIpVersion, r.VpcId, r.LoadBalancerName,
+		r.ResourceGroupId, r.BandwidthPackageId, zones, lbs.SecurityGroupIDs, tags)
+	lb, err := service.CreateIdempotent(ctx, p, req.Service, req.Binding.Previous(), params, func(token string) (string, error) {
+		r.ClientToken = token
+		id, err := p.api.createLB(ctx, r)
+		if err != nil {
+			return "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
 		}
-		return nil, fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
-	}
-	lb, err := p.api.getLB(ctx, id)
+		return id, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read created load balancer %s: %w", id, err)
+		return nil, err
 	}
-	if lb == nil {
-		// The token replayed an earlier create whose load balancer is gone.
-		p.bumpSalt(uid)
-		return nil, &service.RetryError{Err: fmt.Errorf("created load balancer %s no longer exists; creating anew", id)}
-	}
-	return lb, nil
+	return lb.Native.(*lbInfo), nil
 }
 
 // updateLB changes only what the annotations explicitly ask for and the
@@ -743,27 +698,32 @@ func sameZones(want []annotations.ZoneMapping, have []zone) bool {
 
 // Delete implements service.Provider.
 //
-//   - preserve-lb-on-delete: the load balancer stays with its listeners,
-//     server groups and servers (the fix of the existing CCM's defect:
-//     traffic keeps flowing to a load balancer the user chose to keep);
-//     only its protections are turned off and our default tags removed, so
-//     no Service adopts it by tag again.
+//   - preserve-lb-on-delete: the Service's own load balancer stays with its
+//     listeners, server groups and servers (the fix of the existing CCM's
+//     defect: traffic keeps flowing to a load balancer the user chose to
+//     keep); only its protections are turned off and our default tags
+//     removed, so no Service adopts it by tag again. A reused one is left
+//     as it is.
 //   - reused (id): only what this Service added goes: its listeners
-//     (proven ours by description), its server groups, and its servers in
-//     vgroup-port groups; user listeners are never touched.
-//   - otherwise the load balancer is deleted (protection off first; its
-//     listeners go with it), then our server groups.
+//     (proven ours by description), its server groups (proven by tag), and
+//     its servers in vgroup-port groups; user listeners are never touched.
+//   - the Service's own load balancer (req.Binding, proven by its tags) is
+//     deleted (protection off first; its listeners go with it), then our
+//     server groups.
 func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
+	req, err := service.Ready(ctx, p, req, true)
+	if err != nil {
+		return "", err
+	}
 	s := req.Settings
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
 	}
-	lb, err := p.find(ctx, req)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case lb != nil && s.LoadBalancer.PreserveOnDelete:
+	lb := native(req.Binding)
+	if s.LoadBalancer.PreserveOnDelete {
+		if lb == nil {
+			return "Nothing deleted (preserve-lb-on-delete)", nil
+		}
 		if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
 			if err := p.api.protection(ctx, lb.ID, false); err != nil {
 				return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
@@ -779,27 +739,34 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
 		}
 		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", lb.ID), nil
-	case lb != nil && s.Reused():
-		if err := p.releaseReused(ctx, req, lb.ID); err != nil {
+	}
+	var done []string
+	if s.Reused() {
+		id := s.LoadBalancer.ID
+		found, err := p.releaseListeners(ctx, req, id)
+		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, server groups and servers", lb.ID), nil
-	case lb != nil:
+		if found {
+			done = append(done, fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, server groups and servers", id))
+		}
+	}
+	if lb != nil {
 		if lb.DeletionProtection {
 			if err := p.api.protection(ctx, lb.ID, false); err != nil {
 				return "", fmt.Errorf("turn off the protections of %s: %w", lb.ID, err)
 			}
 		}
 		job, err := p.api.deleteLB(ctx, lb.ID)
-		if err != nil {
+		if err != nil && !cloud.IsNotFound(err) {
 			return "", fmt.Errorf("delete load balancer %s: %w", lb.ID, err)
 		}
-		if err := p.wait(ctx, "load balancer deletion", job); err != nil {
-			return "", err
+		if err == nil {
+			if err := p.wait(ctx, "load balancer deletion", job); err != nil {
+				return "", err
+			}
 		}
-	}
-	if s.LoadBalancer.PreserveOnDelete && lb == nil {
-		return "The preserved load balancer no longer exists", nil
+		done = append(done, fmt.Sprintf("Deleted load balancer %s", lb.ID))
 	}
 	n, err := p.deleteOwnedGroups(ctx, req)
 	if err != nil {
@@ -808,10 +775,10 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err := p.removeBoundMembers(ctx, req); err != nil {
 		return "", err
 	}
-	if lb == nil {
-		return fmt.Sprintf("The load balancer no longer exists; deleted %d server groups", n), nil
+	if len(done) == 0 {
+		done = append(done, "The Service has no load balancer of its own to delete")
 	}
-	return fmt.Sprintf("Deleted load balancer %s and %d server groups", lb.ID, n), nil
+	return fmt.Sprintf("%s; deleted %d server groups", strings.Join(done, "; "), n), nil
 }
 
 // deleteOwnedGroups deletes every server group of the Service.
@@ -830,20 +797,19 @@ func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) 
 	return len(ours), p.deleteGroups(ctx, ours)
 }
 
-// releaseReused removes what this Service put on a reused load balancer.
-func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) error {
+// releaseListeners deletes this Service's listeners (proven by their
+// description) from a reused load balancer; found is false when it no
+// longer exists.
+func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	model := BuildModel(req, Addresses{})
 	listeners, err := p.api.listeners(ctx, id)
+	if cloud.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
-		return fmt.Errorf("list listeners of reused %s: %w", id, err)
+		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
-	if err := p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil); err != nil {
-		return err
-	}
-	if _, err := p.deleteOwnedGroups(ctx, req); err != nil {
-		return err
-	}
-	return p.removeBoundMembers(ctx, req)
+	return true, p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
 }
 
 // removeBoundMembers takes this Service's servers (those carrying its

@@ -1,0 +1,375 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+)
+
+// Ownership: a load balancer is the Service's only when the cloud says so.
+// The loadbalancer-id label and the Service status are written by us but
+// can be set by anyone with `kubectl label`/`patch`, so they are hints to
+// find a load balancer faster, never proof. Proof is one of:
+//
+//   - our tags naming the Service: kubernetes.do.not.delete=<"a"+UID> (a
+//     UID is never reused) and, when present, ack.aliyun.com=<clusterID>;
+//   - the id annotation, under the reuse rules (ReuseRules): the load
+//     balancer is then only borrowed, never deleted, and only listeners and
+//     groups named after the Service are ever changed on it.
+//
+// Every provider reads the cloud through a Finder and the framework applies
+// the same rules to CLB and NLB here.
+
+// Event reasons of the ownership rules.
+const (
+	// EventNotOwned reports a loadbalancer-id label naming a load balancer
+	// that the cloud does not show as the Service's; it is ignored.
+	EventNotOwned = "LoadBalancerNotOwned"
+	// EventReuseRefused reports an id annotation the reuse rules refuse; the
+	// cloud is left unchanged until the annotation is fixed.
+	EventReuseRefused = "ReuseLoadBalancerRefused"
+)
+
+// LoadBalancer is what the ownership rules need to know about a cloud load
+// balancer, read by a provider's Finder.
+type LoadBalancer struct {
+	// ID is the load balancer id.
+	ID string
+	// Tags are its cloud tags.
+	Tags map[string]string
+	// VpcID is its VPC ("" for a classic-network internet CLB).
+	VpcID string
+	// AddressType is "internet" or "intranet" (lower case).
+	AddressType string
+	// ResourceGroupID is its resource group.
+	ResourceGroupID string
+	// Addresses are the IPs or DNS names it answers on.
+	Addresses []string
+	// Native is the provider's own description of it, handed back to the
+	// provider so it need not read the load balancer twice.
+	Native any
+}
+
+// Finder reads load balancers for the ownership rules.
+type Finder interface {
+	// Describe reads one load balancer; nil, nil when it does not exist.
+	Describe(ctx context.Context, id string) (*LoadBalancer, error)
+	// FindTagged returns the load balancer tagged
+	// kubernetes.do.not.delete=<defaultName>; nil, nil when there is none.
+	FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error)
+}
+
+// ReuseRules are the provider-specific parts of the reuse rules.
+type ReuseRules struct {
+	// VpcID, when set, refuses reusing a load balancer in another VPC (CLB:
+	// its backends must be in the cluster's VPC).
+	VpcID string
+}
+
+// Binding is the load balancer a Service is proven to use.
+type Binding struct {
+	// LB is the load balancer; nil when the Service has none yet (Ensure
+	// creates it).
+	LB *LoadBalancer
+	// Reused is true when LB is borrowed through the id annotation.
+	Reused bool
+	// Gone is the id of a load balancer the Service had that no longer
+	// exists; it seeds the next create token, so recreating it is a new
+	// create rather than a replay of the first.
+	Gone string
+}
+
+// Previous returns Gone, "" on a nil Binding.
+func (b *Binding) Previous() string {
+	if b == nil {
+		return ""
+	}
+	return b.Gone
+}
+
+// ID returns the bound load balancer id, "" when none.
+func (b *Binding) ID() string {
+	if b == nil || b.LB == nil {
+		return ""
+	}
+	return b.LB.ID
+}
+
+// RefusedError is an ownership or reuse rule that forbids the sync; the
+// controller reports it as a Warning event and changes nothing in the cloud.
+type RefusedError struct {
+	// Reason is the event reason.
+	Reason string
+	// Message explains what was refused and how to fix it.
+	Message string
+}
+
+// Error implements error.
+func (e *RefusedError) Error() string { return e.Message }
+
+// IsRefused reports whether err is a *RefusedError.
+func IsRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}
+
+// OwnedBy reports whether the tags prove the load balancer was created for
+// svc in this cluster: the default-name tag names the Service's UID, and the
+// cluster tag, when the load balancer has one, names this cluster (the
+// existing CCM's older releases did not write it).
+func OwnedBy(tags map[string]string, svc *corev1.Service, clusterID string) bool {
+	if tags[naming.TagKeyDefaultName] != naming.DefaultLBName(svc) {
+		return false
+	}
+	c, ok := tags[naming.TagKeyCluster]
+	return !ok || c == naming.ClusterID(clusterID)
+}
+
+// Bind finds the load balancer req's Service is proven to use, applying
+// the ownership and reuse rules; it never writes to the cloud. A refusal is
+// a *RefusedError; a label naming a load balancer that is not proven the
+// Service's is ignored with a Warning.
+func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
+	svc, s := req.Service, req.Settings
+	label := req.LoadBalancerID
+	var warnings []Warning
+	if s != nil && s.Reused() {
+		return bindReused(ctx, f, rules, req)
+	}
+	b := &Binding{}
+	if label != "" {
+		lb, err := f.Describe(ctx, label)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", label, naming.LabelLoadBalancerID, err)
+		}
+		switch {
+		case lb == nil:
+			b.Gone = label
+		case OwnedBy(lb.Tags, svc, req.ClusterID):
+			b.LB = lb
+			return b, nil, nil
+		default:
+			warnings = append(warnings, notOwnedWarning(label))
+		}
+	}
+	lb, err := f.FindTagged(ctx, naming.DefaultLBName(svc))
+	if err != nil {
+		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+	}
+	if lb != nil {
+		if !OwnedBy(lb.Tags, svc, req.ClusterID) {
+			return nil, warnings, &RefusedError{Reason: EventNotOwned, Message: fmt.Sprintf(
+				"load balancer %s is tagged %s=%s for this Service but %s=%s, not this cluster's %q; refusing to manage it (was cloud-config clusterID changed?)",
+				lb.ID, naming.TagKeyDefaultName, naming.DefaultLBName(svc), naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster], naming.ClusterID(req.ClusterID))}
+		}
+		b.LB = lb
+	}
+	return b, warnings, nil
+}
+
+func notOwnedWarning(id string) Warning {
+	return Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
+		"Ignoring label %s=%s: load balancer %s is not tagged %s for this Service, so it is not this Service's to change or delete",
+		naming.LabelLoadBalancerID, id, id, naming.TagKeyDefaultName)}
+}
+
+// bindReused applies the reuse rules to the id annotation.
+func bindReused(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
+	svc, s := req.Service, req.Settings
+	id := s.LoadBalancer.ID
+	key := s.Key("id")
+	label := req.LoadBalancerID
+	var warnings []Warning
+	if label != id {
+		// A Service already bound to another load balancer must not be
+		// silently re-pointed: the old one (ours, or borrowed with our
+		// listeners on it) would leak.
+		if label != "" {
+			old, err := f.Describe(ctx, label)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", label, naming.LabelLoadBalancerID, err)
+			}
+			switch {
+			case old == nil:
+			case OwnedBy(old.Tags, svc, req.ClusterID) || old.Tags[naming.TagKeyReused] != "":
+				return nil, nil, refuse("the Service is bound to load balancer %s; changing %s to %s is refused (it would leak %s): set %s back to %s, or delete and recreate the Service", label, key, id, label, key, label)
+			default:
+				warnings = append(warnings, notOwnedWarning(label))
+			}
+		}
+		own, err := f.FindTagged(ctx, naming.DefaultLBName(svc))
+		if err != nil {
+			return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+		}
+		if own != nil && own.ID != id && OwnedBy(own.Tags, svc, req.ClusterID) {
+			return nil, nil, refuse("the Service already has load balancer %s created for it; adding %s=%s is refused (it would leak %s): remove %s, or delete and recreate the Service", own.ID, key, id, own.ID, key)
+		}
+	}
+	lb, err := f.Describe(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read load balancer %s named by %s: %w", id, key, err)
+	}
+	if lb == nil {
+		return nil, warnings, fmt.Errorf("the load balancer %s named by %s does not exist", id, key)
+	}
+	if err := checkReuse(lb, rules, req, label == id); err != nil {
+		return nil, warnings, err
+	}
+	return &Binding{LB: lb, Reused: true}, warnings, nil
+}
+
+// checkReuse refuses what the existing CCM and the cloud documentation
+// refuse to reuse: a load balancer created by a CCM (for any Service, or the
+// cluster's API server, which carries the cluster tag), one in another VPC,
+// of another address type or resource group than the annotations say, or a
+// new binding whose address differs from the one the Service already
+// published.
+func checkReuse(lb *LoadBalancer, rules ReuseRules, req *Request, established bool) error {
+	s := req.Settings
+	key := s.Key("id")
+	if v, ok := lb.Tags[naming.TagKeyDefaultName]; ok {
+		return refuse("load balancer %s was created by a cloud controller manager (tag %s=%s) and cannot be reused through %s", lb.ID, naming.TagKeyDefaultName, v, key)
+	}
+	if v, ok := lb.Tags[naming.TagKeyCluster]; ok {
+		return refuse("load balancer %s carries the cluster tag %s=%s (a cluster's API server load balancer, or one a cloud controller manager created) and cannot be reused through %s", lb.ID, naming.TagKeyCluster, v, key)
+	}
+	if rules.VpcID != "" && lb.VpcID != "" && lb.VpcID != rules.VpcID {
+		return refuse("load balancer %s is in VPC %s, not the cluster's VPC %s; it cannot reach the cluster's nodes and cannot be reused", lb.ID, lb.VpcID, rules.VpcID)
+	}
+	if at := s.LoadBalancer.AddressType; at != nil && lb.AddressType != "" && !strings.EqualFold(*at, lb.AddressType) {
+		return refuse("load balancer %s is %s but %s says %s; it cannot be reused", lb.ID, lb.AddressType, s.Key("address-type"), *at)
+	}
+	if rg := s.LoadBalancer.ResourceGroupID; rg != nil && lb.ResourceGroupID != "" && *rg != lb.ResourceGroupID {
+		return refuse("load balancer %s is in resource group %s, not %s as %s says; it cannot be reused", lb.ID, lb.ResourceGroupID, *rg, s.Key("resource-group-id"))
+	}
+	if !established {
+		if in := req.Service.Status.LoadBalancer.Ingress; len(in) > 0 && !servesIngress(lb, in) {
+			return refuse("the Service already publishes address %s; binding it to load balancer %s through %s is refused: delete and recreate the Service to move it", ingressString(in[0]), lb.ID, key)
+		}
+	}
+	return nil
+}
+
+func servesIngress(lb *LoadBalancer, in []corev1.LoadBalancerIngress) bool {
+	for _, i := range in {
+		for _, a := range lb.Addresses {
+			if a != "" && (i.IP == a || i.Hostname == a) {
+				return true
+			}
+		}
+		if i.IP == "" && i.Hostname != "" {
+			// A hostname annotation hides the address; it proves nothing.
+			return true
+		}
+	}
+	return false
+}
+
+func ingressString(i corev1.LoadBalancerIngress) string {
+	if i.IP != "" {
+		return i.IP
+	}
+	return i.Hostname
+}
+
+func refuse(format string, args ...any) error {
+	return &RefusedError{Reason: EventReuseRefused, Message: fmt.Sprintf(format, args...)}
+}
+
+// OwnLoadBalancer finds the load balancer created for the Service, proven
+// by its tags (the label only saves the search); nil when there is none.
+// Delete acts on it; a borrowed one is released through the id annotation.
+func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer, []Warning, error) {
+	svc := req.Service
+	var warnings []Warning
+	if id := req.LoadBalancerID; id != "" {
+		lb, err := p.Describe(ctx, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
+		}
+		if lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
+			return lb, nil, nil
+		}
+		if lb != nil && id != req.Settings.LoadBalancer.ID {
+			warnings = append(warnings, notOwnedWarning(id))
+		}
+	}
+	lb, err := p.FindTagged(ctx, naming.DefaultLBName(svc))
+	if err != nil {
+		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+	}
+	if lb != nil && !OwnedBy(lb.Tags, svc, req.ClusterID) {
+		warnings = append(warnings, Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
+			"Not deleting load balancer %s: it is tagged for this Service but %s=%s names another cluster", lb.ID, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster])})
+		lb = nil
+	}
+	return lb, warnings, nil
+}
+
+// Ready returns req with its Binding filled when the caller did not fill
+// it (tools and tests that drive a provider directly): Bind for Ensure and
+// SyncBackends, the Service's own load balancer for Delete. The caller's
+// Request is not changed, so a reused Request is bound afresh each time.
+func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Request, error) {
+	if req.Binding != nil {
+		return req, nil
+	}
+	r := *req
+	if forDelete {
+		own, _, err := OwnLoadBalancer(ctx, p, req)
+		if err != nil {
+			return nil, err
+		}
+		r.Binding = &Binding{LB: own, Reused: req.Settings != nil && req.Settings.Reused()}
+		return &r, nil
+	}
+	b, _, err := Bind(ctx, p, p.ReuseRules(), req)
+	if err != nil {
+		return nil, err
+	}
+	r.Binding = b
+	return &r, nil
+}
+
+// CreateToken is the ClientToken of a create made for svc: derived from its
+// UID (so a create retried after a lost response or a crash replays the
+// first, with nothing kept in memory), from the load balancer it had before
+// (so recreating one deleted out of band is a new create), and from the
+// create's parameters (so changed annotations never hit
+// IdempotentParameterMismatch).
+func CreateToken(svc *corev1.Service, previous, params string) string {
+	sum := sha256.Sum256([]byte(string(svc.UID) + "|" + previous + "|" + params))
+	return "ccm-" + hex.EncodeToString(sum[:16])
+}
+
+// CreateIdempotent creates a load balancer with a token from CreateToken and
+// reads it back. A token whose replay names a load balancer that no longer
+// exists (deleted after an earlier create) is followed by one derived from
+// that id, a bounded number of times.
+func CreateIdempotent(ctx context.Context, f Finder, svc *corev1.Service, previous, params string, create func(token string) (string, error)) (*LoadBalancer, error) {
+	const attempts = 3
+	for i := 0; i < attempts; i++ {
+		id, err := create(CreateToken(svc, previous, params))
+		if err != nil {
+			return nil, err
+		}
+		lb, err := f.Describe(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("read created load balancer %s: %w", id, err)
+		}
+		if lb != nil {
+			return lb, nil
+		}
+		klog.FromContext(ctx).Info("Create token replayed a load balancer that no longer exists; creating anew", "loadBalancer", id)
+		previous = id
+	}
+	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s cannot be read back", previous)}
+}
