@@ -6,6 +6,7 @@
 package naming
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -217,4 +218,77 @@ func validPort(s string, allowRange bool) bool {
 		}
 	}
 	return len(validation.IsValidPortName(s)) == 0
+}
+
+// TagKeyManaged records, on a load balancer we created, the keys that
+// additional-resource-tags put there, so that a key later dropped from the
+// annotation is removed from the load balancer while tags added by other
+// means are left alone.
+const TagKeyManaged = "kubernetes.managed.tags"
+
+// maxTagValue is the cloud's limit on a tag value.
+const maxTagValue = 128
+
+// System reports whether a tag key is one we never remove on behalf of
+// additional-resource-tags: our own markers and the cloud's reserved keys.
+func System(key string) bool {
+	switch key {
+	case TagKeyDefaultName, TagKeyCluster, TagKeyReused, TagKeyManaged:
+		return true
+	}
+	return strings.HasPrefix(key, "acs:") || strings.HasPrefix(key, "aliyun")
+}
+
+// ManagedRecord is the TagKeyManaged tag for the annotation's tags; ok is
+// false when there are none or the key list does not fit a tag value (then
+// removals cannot be tracked and none are made).
+func ManagedRecord(want []Tag) (Tag, bool) {
+	var keys []string
+	for _, t := range want {
+		if !System(t.Key) {
+			keys = append(keys, t.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return Tag{}, false
+	}
+	sort.Strings(keys)
+	v := strings.Join(keys, ",")
+	if len(v) > maxTagValue {
+		return Tag{}, false
+	}
+	return Tag{Key: TagKeyManaged, Value: v}, true
+}
+
+// PlanTags compares a load balancer's tags with the annotation's: set are
+// the tags to add or change; remove are the keys the annotation dropped.
+// Removals happen only on our own load balancer (not a reused one) and
+// only for keys our record shows the annotation put there.
+func PlanTags(current map[string]string, want []Tag, own bool) (set []Tag, remove []string) {
+	wanted := map[string]bool{}
+	for _, t := range want {
+		wanted[t.Key] = true
+		if v, ok := current[t.Key]; !ok || v != t.Value {
+			set = append(set, t)
+		}
+	}
+	if !own {
+		return set, nil
+	}
+	for _, k := range strings.Split(current[TagKeyManaged], ",") {
+		if k != "" && !wanted[k] && !System(k) {
+			if _, ok := current[k]; ok {
+				remove = append(remove, k)
+			}
+		}
+	}
+	sort.Strings(remove)
+	rec, ok := ManagedRecord(want)
+	switch {
+	case ok && current[TagKeyManaged] != rec.Value:
+		set = append(set, rec)
+	case !ok && current[TagKeyManaged] != "":
+		remove = append(remove, TagKeyManaged)
+	}
+	return set, remove
 }

@@ -1,6 +1,8 @@
 package naming_test
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +205,45 @@ func TestConstants(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("%q != %q", got[i], want[i])
 		}
+	}
+}
+
+func TestPlanTags(t *testing.T) {
+	tags := func(kv ...string) []naming.Tag {
+		var out []naming.Tag
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, naming.Tag{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	long := strings.Repeat("k", 70)
+	for _, tc := range []struct {
+		name    string
+		current map[string]string
+		want    []naming.Tag
+		own     bool
+		set     []naming.Tag
+		remove  []string
+	}{
+		{"create record", map[string]string{naming.TagKeyDefaultName: "a1"}, tags("k1", "v1", "k2", "v2"), true,
+			tags("k1", "v1", "k2", "v2", naming.TagKeyManaged, "k1,k2"), nil},
+		{"converged", map[string]string{"k1": "v1", naming.TagKeyManaged: "k1"}, tags("k1", "v1"), true, nil, nil},
+		{"dropped key removed, console tag kept", map[string]string{"k1": "v1", "k2": "v2", "console": "x", naming.TagKeyManaged: "k1,k2"}, tags("k1", "v1b"), true,
+			tags("k1", "v1b", naming.TagKeyManaged, "k1"), []string{"k2"}},
+		{"annotation gone", map[string]string{"k1": "v1", "console": "x", naming.TagKeyManaged: "k1", naming.TagKeyCluster: "c"}, nil, true,
+			nil, []string{"k1", naming.TagKeyManaged}},
+		{"never system keys", map[string]string{naming.TagKeyCluster: "c", "acs:x": "y", naming.TagKeyManaged: naming.TagKeyCluster + ",acs:x"}, nil, true,
+			nil, []string{naming.TagKeyManaged}},
+		{"already gone key not removed", map[string]string{naming.TagKeyManaged: "k9"}, nil, true, nil, []string{naming.TagKeyManaged}},
+		{"reused: add only", map[string]string{"k2": "v2", naming.TagKeyManaged: "k2"}, tags("k1", "v1", naming.TagKeyReused, "true"), false,
+			tags("k1", "v1", naming.TagKeyReused, "true"), nil},
+		{"record too long: no tracking", map[string]string{}, tags(long, "1", long+"2", "2"), true, tags(long, "1", long+"2", "2"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, remove := naming.PlanTags(tc.current, tc.want, tc.own)
+			if !reflect.DeepEqual(set, tc.set) || !reflect.DeepEqual(remove, tc.remove) {
+				t.Fatalf("naming.PlanTags = %v, %v; want %v, %v", set, remove, tc.set, tc.remove)
+			}
+		})
 	}
 }

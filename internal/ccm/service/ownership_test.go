@@ -513,3 +513,95 @@ func setNodeLabel(t *testing.T, node, key, value string) {
 		t.Fatal(err)
 	}
 }
+
+// lbTags reads a load balancer's tags through ListTagResources.
+func lbTags(t *testing.T, k lbKind, id string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	switch k.name {
+	case "clb":
+		r := slb.CreateListTagResourcesRequest()
+		r.ResourceType, r.ResourceId = "instance", &[]string{id}
+		resp, err := slbClient(t).ListTagResources(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range resp.TagResources.TagResource {
+			out[tr.TagKey] = tr.TagValue
+		}
+	case "nlb":
+		r := nlb.CreateListTagResourcesRequest()
+		r.ResourceType, r.ResourceId = "loadbalancer", &[]string{id}
+		resp, err := nlbClient(t).ListTagResources(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range resp.TagResources {
+			out[tr.TagKey] = tr.TagValue
+		}
+	}
+	return out
+}
+
+func userTag(t *testing.T, k lbKind, id, key, value string) {
+	t.Helper()
+	switch k.name {
+	case "clb":
+		r := slb.CreateTagResourcesRequest()
+		r.ResourceType, r.ResourceId, r.Tag = "instance", &[]string{id}, &[]slb.TagResourcesTag{{Key: key, Value: value}}
+		if _, err := slbClient(t).TagResources(r); err != nil {
+			t.Fatal(err)
+		}
+	case "nlb":
+		r := nlb.CreateTagResourcesRequest()
+		r.ResourceType, r.ResourceId, r.Tag = "loadbalancer", &[]string{id}, &[]nlb.TagResourcesTag{{Key: key, Value: value}}
+		if _, err := nlbClient(t).TagResources(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAdditionalTagsBothWays: tags follow additional-resource-tags both
+// ways on our own load balancer: a changed value is set, a key dropped
+// from the annotation is removed (UntagResources), a tag the user added
+// in the console and our own tags stay.
+func TestAdditionalTagsBothWays(t *testing.T) {
+	t.Parallel()
+	for _, k := range kinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			name := "tags-" + k.name
+			key := annotations.Key("additional-resource-tags")
+			create(t, k.service(t, name, map[string]string{key: "team=a,env=prod"}))
+			id := lbID(waitIngress(t, name, 90*time.Second))
+			if got := lbTags(t, k, id); got["team"] != "a" || got["env"] != "prod" {
+				t.Fatalf("tags after create: %v", got)
+			}
+			userTag(t, k, id, "console", "x")
+			wantTags := func(what string, want map[string]string, gone ...string) {
+				poll(t, 60*time.Second, what, func(ctx context.Context) (bool, error) {
+					got := lbTags(t, k, id)
+					for kk, v := range want {
+						if got[kk] != v {
+							return false, nil
+						}
+					}
+					for _, g := range gone {
+						if _, ok := got[g]; ok {
+							return false, nil
+						}
+					}
+					return true, nil
+				})
+			}
+			updateService(t, name, func(s *corev1.Service) { s.Annotations[key] = "team=b" })
+			wantTags("env removed, team changed", map[string]string{"team": "b", "console": "x", naming.TagKeyCluster: clusterID}, "env")
+			updateService(t, name, func(s *corev1.Service) { delete(s.Annotations, key) })
+			wantTags("annotation's tags removed", map[string]string{"console": "x", naming.TagKeyCluster: clusterID}, "team", naming.TagKeyManaged)
+			if got := lbTags(t, k, id); got[naming.TagKeyDefaultName] == "" {
+				t.Fatalf("our tag removed: %v", got)
+			}
+			deleteService(t, name)
+		})
+	}
+}

@@ -402,6 +402,9 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*slb.LoadB
 		}
 	}
 	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
+		tags = append(tags, rec)
+	}
 	ts := make([]slb.CreateLoadBalancerTag, 0, len(tags))
 	for _, t := range tags {
 		ts = append(ts, slb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
@@ -510,18 +513,18 @@ func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, l
 			return fmt.Errorf("set modification protection of %s: %w", id, err)
 		}
 	}
-	var missing []naming.Tag
-	want := lbs.AdditionalTags
+	want := append([]naming.Tag(nil), lbs.AdditionalTags...)
 	if s.Reused() {
 		want = append(want, naming.ReusedTag())
 	}
-	for _, t := range want {
-		if v, ok := tagValue(lb, t.Key); !ok || v != t.Value {
-			missing = append(missing, t)
-		}
-	}
-	if err := a.tag(ctx, id, missing); err != nil {
+	set, remove := naming.PlanTags(facts(lb).Tags, want, !s.Reused())
+	if err := a.tag(ctx, id, set); err != nil {
 		return fmt.Errorf("tag load balancer %s: %w", id, err)
+	}
+	if len(remove) > 0 {
+		if err := a.untag(ctx, id, remove); err != nil {
+			return fmt.Errorf("remove tags %s dropped from %s from load balancer %s: %w", strings.Join(remove, ", "), s.Key("additional-resource-tags"), id, err)
+		}
 	}
 	return nil
 }

@@ -546,6 +546,9 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, e
 		r.SecurityGroupIds = &ids
 	}
 	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
+		tags = append(tags, rec)
+	}
 	ts := make([]nlb.CreateLoadBalancerTag, 0, len(tags))
 	for _, t := range tags {
 		ts = append(ts, nlb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
@@ -663,18 +666,18 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 			return fmt.Errorf("turn on the protections of %s: %w", id, err)
 		}
 	}
-	want := lbs.AdditionalTags
+	want := append([]naming.Tag(nil), lbs.AdditionalTags...)
 	if s.Reused() {
-		want = append(append([]naming.Tag(nil), want...), naming.ReusedTag())
+		want = append(want, naming.ReusedTag())
 	}
-	var missing []naming.Tag
-	for _, t := range want {
-		if v, ok := lb.Tags[t.Key]; !ok || v != t.Value {
-			missing = append(missing, t)
-		}
-	}
-	if err := p.api.tag(ctx, resourceLB, id, missing); err != nil {
+	set, remove := naming.PlanTags(lb.Tags, want, !s.Reused())
+	if err := p.api.tag(ctx, resourceLB, id, set); err != nil {
 		return fmt.Errorf("tag load balancer %s: %w", id, err)
+	}
+	if len(remove) > 0 {
+		if err := p.api.untag(ctx, resourceLB, id, remove); err != nil {
+			return fmt.Errorf("remove tags %s dropped from %s from load balancer %s: %w", strings.Join(remove, ", "), s.Key("additional-resource-tags"), id, err)
+		}
 	}
 	return nil
 }
