@@ -87,6 +87,16 @@ type Binding struct {
 	Gone string
 }
 
+// Own returns the bound load balancer only when its tags prove it was
+// created for the Service: the one Delete may delete or preserve. A
+// borrowed load balancer is never returned, whoever built the Binding.
+func (b *Binding) Own(req *Request) *LoadBalancer {
+	if b == nil || b.LB == nil || b.LB.Tags == nil || !OwnedBy(b.LB.Tags, req.Service, req.ClusterID) {
+		return nil
+	}
+	return b.LB
+}
+
 // Previous returns Gone, "" on a nil Binding.
 func (b *Binding) Previous() string {
 	if b == nil {

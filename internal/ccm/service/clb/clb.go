@@ -566,7 +566,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			done = append(done, fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, vServer groups and backends", id))
 		}
 	}
-	lb := native(req.Binding)
+	lb := native(&service.Binding{LB: req.Binding.Own(req)})
 	if lb == nil {
 		if len(done) == 0 {
 			return "The Service has no load balancer of its own to delete", nil

@@ -722,7 +722,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
 	}
-	lb := native(req.Binding)
+	lb := native(&service.Binding{LB: req.Binding.Own(req)})
 	if s.LoadBalancer.PreserveOnDelete {
 		if lb == nil {
 			return "Nothing deleted (preserve-lb-on-delete)", nil
