@@ -527,7 +527,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
 		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
 	if gated {
-		err := c.syncBackends(ctx, p, svc, req)
+		err := c.syncBackends(ctx, p, svc, req, false)
 		if !errors.Is(err, ErrFullSyncNeeded) {
 			return err
 		}
@@ -584,7 +584,7 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 
 // syncBackends is the hash-gated pass: only backends, on a load balancer
 // proven the Service's. ErrFullSyncNeeded asks for a full sync.
-func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.Service, req *Request) error {
+func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.Service, req *Request, frozen bool) error {
 	start := time.Now()
 	b, err := c.prove(ctx, p, svc, req)
 	if err != nil {
@@ -609,9 +609,11 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	if empty(req.Backends) {
 		c.warnOnce(svc, cache.MetaObjectToName(svc).String(), EventUnavailable, "There are no available backends for the load balancer")
 	}
-	if res != nil && res.Ingress != nil {
+	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
-		// bound to the load balancer) is refreshed here.
+		// bound to the load balancer) is refreshed here; not while the
+		// annotations are invalid, since the status settings may be among
+		// the invalid ones.
 		return c.patchStatus(ctx, svc, res.Ingress)
 	}
 	return nil
@@ -627,7 +629,7 @@ func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Ser
 	if req.LoadBalancerID == "" || !hasFinalizer(svc, p.Finalizer()) {
 		return nil
 	}
-	err = c.syncBackends(ctx, p, svc, req)
+	err = c.syncBackends(ctx, p, svc, req, true)
 	if errors.Is(err, ErrFullSyncNeeded) {
 		klog.FromContext(ctx).Info("Load balancer needs a full sync, which waits for valid annotations", "loadBalancer", req.LoadBalancerID)
 		return nil
