@@ -178,7 +178,7 @@ func (g *Gateway) ctlPutState(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) ctlGetRequests(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := RequestFilter{Product: q.Get("product"), Action: q.Get("action")}
+	f := RequestFilter{Product: q.Get("product"), Action: q.Get("action"), AccessKeyID: q.Get("accessKeyId")}
 	if s := q.Get("since"); s != "" {
 		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
 			f.AfterSeq = n

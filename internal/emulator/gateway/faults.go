@@ -3,8 +3,10 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,10 +97,54 @@ type faultOutcome struct {
 type faultSet struct {
 	mu    sync.Mutex
 	rules []*FaultRule
+	// actions maps each served product's name to its action names; rules
+	// naming anything else are refused.
+	actions map[string]map[string]bool
+}
+
+// newFaultSet returns an empty fault set for the given products.
+func newFaultSet(products []api.Product) *faultSet {
+	f := &faultSet{actions: map[string]map[string]bool{}}
+	for _, p := range products {
+		acts := map[string]bool{}
+		for name := range p.Actions {
+			acts[name] = true
+		}
+		f.actions[p.Name] = acts
+	}
+	return f
+}
+
+// checkTarget refuses a rule whose product is not served or whose action is
+// not an action of its product (of any product when product is empty).
+func (f *faultSet) checkTarget(product, action string) error {
+	names := slices.Sorted(maps.Keys(f.actions))
+	if product != "" {
+		acts, ok := f.actions[product]
+		if !ok {
+			return fmt.Errorf("product %q is not served by the emulator; accepted: %s (or empty for any)", product, strings.Join(names, ", "))
+		}
+		if action != "" && !acts[action] {
+			return fmt.Errorf("action %q is not an action of %s", action, product)
+		}
+		return nil
+	}
+	if action == "" {
+		return nil
+	}
+	for _, acts := range f.actions {
+		if acts[action] {
+			return nil
+		}
+	}
+	return fmt.Errorf("action %q is not an action of any product (%s)", action, strings.Join(names, ", "))
 }
 
 func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	r.Product = strings.ToLower(r.Product)
+	if err := f.checkTarget(r.Product, r.Action); err != nil {
+		return r, err
+	}
 	kinds := 0
 	if r.Error != nil {
 		kinds++

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,6 +217,49 @@ func TestFaultRuleValidation(t *testing.T) {
 	}
 }
 
+// TestFaultRuleTargetsMustExist: a rule for a product the emulator does not
+// serve, or an action its product lacks, is refused naming what is accepted.
+func TestFaultRuleTargetsMustExist(t *testing.T) {
+	env := newTestEnv(t, nil)
+	for _, tc := range []struct {
+		name, product, action, wantErr string
+	}{
+		{"any call", "", "", ""},
+		{"product only", "kv", "", ""},
+		{"product upper case", "KV", "Put", ""},
+		{"action of the product", "kv", "Get", ""},
+		{"action of any product", "", "Whoami", ""},
+		{"unknown product", "rds", "", `product "rds" is not served by the emulator; accepted: kv (or empty for any)`},
+		{"unknown action of product", "kv", "Delete", `action "Delete" is not an action of kv`},
+		{"action case matters", "kv", "put", `action "put" is not an action of kv`},
+		{"unknown action of any product", "", "Nothing", `action "Nothing" is not an action of any product (kv)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rule := gateway.FaultRule{Product: tc.product, Action: tc.action, Drop: true}
+			r, err := env.gw.AddFault(rule)
+			var out map[string]any
+			st := env.control(t, http.MethodPost, "/_emulator/faults", rule, &out)
+			if tc.wantErr == "" {
+				if err != nil || st != http.StatusCreated {
+					t.Fatalf("refused: %v, control %d %v", err, st, out)
+				}
+				env.gw.RemoveFault(r.ID)
+				env.gw.RemoveFault(out["id"].(string))
+				return
+			}
+			if err == nil || err.Error() != tc.wantErr {
+				t.Fatalf("AddFault error %v, want %q", err, tc.wantErr)
+			}
+			if st != http.StatusBadRequest || out["error"] != tc.wantErr {
+				t.Fatalf("control: %d %v", st, out)
+			}
+		})
+	}
+	if n := len(env.gw.Faults()); n != 0 {
+		t.Fatalf("%d rules left", n)
+	}
+}
+
 func TestRequestLogHasNoSecrets(t *testing.T) {
 	env := newTestEnv(t, func(c *gateway.Config) { c.MetadataCredentialTTL = time.Hour })
 	id, secret, token, _ := env.gw.RoleCredentials()
@@ -264,6 +308,28 @@ func TestRequestLogHasNoSecrets(t *testing.T) {
 	}
 	if st := env.control(t, http.MethodGet, "/_emulator/requests?since=tomorrow", nil, nil); st != http.StatusBadRequest {
 		t.Fatalf("bad since: %d", st)
+	}
+	// The accessKeyId filter tells one caller's calls from another's.
+	for _, tc := range []struct {
+		key  string
+		want []string
+	}{
+		{id, []string{"Put"}},
+		{testKeyID, []string{"Get"}},
+		{"LTAInobody", nil},
+		{"", []string{"Put", "Get"}},
+	} {
+		env.control(t, http.MethodGet, "/_emulator/requests?accessKeyId="+tc.key, nil, &out)
+		var got []string
+		for _, r := range out.Requests {
+			got = append(got, r.Action)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("accessKeyId=%q: got %v, want %v", tc.key, got, tc.want)
+		}
+		if n := len(env.gw.Requests(gateway.RequestFilter{AccessKeyID: tc.key})); n != len(tc.want) {
+			t.Fatalf("RequestFilter{AccessKeyID: %q}: %d records, want %d", tc.key, n, len(tc.want))
+		}
 	}
 	// Counters, in process and over HTTP, then reset.
 	if c := env.gw.Counter("kv", "Get"); c.Calls != 1 || c.Errors != 1 {
@@ -490,7 +556,7 @@ func TestControlAPI(t *testing.T) {
 		t.Fatalf("seed typo: %d", st)
 	}
 	// Faults and throttles lists.
-	f, _ := env.gw.AddFault(gateway.FaultRule{Drop: true, Action: "Nothing"})
+	f, _ := env.gw.AddFault(gateway.FaultRule{Drop: true, Action: "Get"})
 	var faults struct {
 		Faults []gateway.FaultRule `json:"faults"`
 	}

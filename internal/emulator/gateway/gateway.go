@@ -106,7 +106,7 @@ func New(cfg Config) (*Gateway, error) {
 		byVersion: map[string]*api.Product{},
 		auth:      newAuthenticator(cfg.AccessKeys, cfg.DisableAuth),
 		throttles: &throttler{},
-		faults:    &faultSet{},
+		faults:    newFaultSet(cfg.Products),
 		log:       newRequestLog(cfg.RequestLogSize),
 		meta:      newMetadata(),
 		started:   time.Now(),

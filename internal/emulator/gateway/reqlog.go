@@ -54,6 +54,9 @@ type RequestFilter struct {
 	Product string
 	// Action matches the action name.
 	Action string
+	// AccessKeyID matches the access key id that signed the call, so one
+	// caller's calls (the CCM's, say) can be seen apart from another's.
+	AccessKeyID string
 	// Since keeps records that arrived at or after this time.
 	Since time.Time
 	// AfterSeq keeps records with a larger sequence number.
@@ -126,6 +129,7 @@ func (l *requestLog) records(f RequestFilter) []RequestRecord {
 	for _, r := range ordered {
 		if (f.Product != "" && !strings.EqualFold(f.Product, r.Product)) ||
 			(f.Action != "" && f.Action != r.Action) ||
+			(f.AccessKeyID != "" && f.AccessKeyID != r.AccessKeyID) ||
 			(!f.Since.IsZero() && r.Time.Before(f.Since)) ||
 			r.Seq <= f.AfterSeq {
 			continue
