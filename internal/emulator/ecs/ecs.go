@@ -167,6 +167,9 @@ type SecurityGroup struct {
 	// Tags are set by Tag.N on create and TagResources (ResourceType
 	// securitygroup).
 	Tags []api.Tag `json:"tags,omitempty"`
+	// ResourceGroupID is the resource group (rg-...; api.DefaultResourceGroupID
+	// when the request named none, or for seeded groups).
+	ResourceGroupID string `json:"resourceGroupId,omitempty"`
 	// CreatedAt is the CreationTime.
 	CreatedAt time.Time `json:"createdAt"`
 	// Seq orders groups by creation, for stable listings.

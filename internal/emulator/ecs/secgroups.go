@@ -93,6 +93,7 @@ func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
+	g.ResourceGroupID = api.ResourceGroupOr(p.String("ResourceGroupId"))
 	s.state.Tokens.Remember(req, g.ID)
 	return map[string]any{"SecurityGroupId": g.ID}, nil
 }
@@ -113,7 +114,7 @@ func (s *Service) sgView(g *SecurityGroup) map[string]any {
 		"SecurityGroupId": g.ID, "SecurityGroupName": g.Name, "Description": g.Description, "SecurityGroupType": g.Type,
 		"VpcId": g.VpcID, "CreationTime": ecsTime(g.CreatedAt), "EcsCount": s.sgInstances(g.ID),
 		"AvailableInstanceAmount": 2000 - s.sgInstances(g.ID), "RuleCount": len(g.Rules), "ServiceManaged": false,
-		"ResourceGroupId": "", "Tags": map[string]any{"Tag": api.TagMaps(g.Tags, "TagKey", "TagValue")},
+		"ResourceGroupId": api.ResourceGroupOr(g.ResourceGroupID), "Tags": map[string]any{"Tag": api.TagMaps(g.Tags, "TagKey", "TagValue")},
 	}
 }
 

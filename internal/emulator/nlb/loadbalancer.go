@@ -375,7 +375,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		lb.IPv6AddressType = "Intranet"
 	}
 	if lb.ResourceGroupID == "" {
-		lb.ResourceGroupID = defaultResourceGroup
+		lb.ResourceGroupID = api.DefaultResourceGroupID
 	}
 	if delProt {
 		lb.DeletionProtection = Protection{Enabled: true, Reason: p.String("DeletionProtectionConfig.Reason"), EnabledTime: req.Now}
@@ -387,9 +387,6 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	s.state.LoadBalancers[lb.ID] = lb
 	return map[string]any{"LoadbalancerId": lb.ID, "OrderId": 200000000000000 + lb.Seq}, nil
 }
-
-// defaultResourceGroup is the resource group of resources created without one.
-const defaultResourceGroup = "rg-acfmdefault0000"
 
 // lbView renders an LB as GetLoadBalancerAttribute and ListLoadBalancers do;
 // the two differ only in the spelling of tag fields.
@@ -426,7 +423,7 @@ func (s *Service) lbView(lb *LoadBalancer, now time.Time, getStyle bool) map[str
 		"RegionId": lb.RegionID, "LoadBalancerId": lb.ID, "LoadBalancerName": lb.Name, "LoadBalancerType": lb.Type,
 		"AddressType": lb.AddressType, "AddressIpVersion": lb.AddressIPVersion,
 		"LoadBalancerStatus": lb.status(now), "LoadBalancerBusinessStatus": "Normal",
-		"VpcId": lb.VpcID, "CreateTime": nlbTime(lb.CreatedAt), "ResourceGroupId": lb.ResourceGroupID,
+		"VpcId": lb.VpcID, "CreateTime": nlbTime(lb.CreatedAt), "ResourceGroupId": api.ResourceGroupOr(lb.ResourceGroupID),
 		"DNSName": lb.dnsName(), "CrossZoneEnabled": lb.CrossZoneEnabled, "TrafficAffinityEnabled": lb.TrafficAffinityEnabled,
 		"Cps": lb.Cps, "SecurityGroupIds": nonNil(lb.SecurityGroupIDs),
 		"LoadBalancerBillingConfig":    map[string]any{"PayType": lb.PayType},
@@ -508,7 +505,7 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 		}
 		have := map[string]string{
 			"AddressType": lb.AddressType, "AddressIpVersion": lb.AddressIPVersion, "LoadBalancerStatus": lb.status(req.Now),
-			"LoadBalancerType": lb.Type, "LoadBalancerBusinessStatus": "Normal", "ResourceGroupId": lb.ResourceGroupID,
+			"LoadBalancerType": lb.Type, "LoadBalancerBusinessStatus": "Normal", "ResourceGroupId": api.ResourceGroupOr(lb.ResourceGroupID),
 			"DNSName": lb.dnsName(), "Ipv6AddressType": lb.IPv6AddressType,
 		}
 		ok := true

@@ -326,7 +326,7 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 		Servers:     []*Server{}, CreatedAt: req.Now,
 	}
 	if g.ResourceGroupID == "" {
-		g.ResourceGroupID = defaultResourceGroup
+		g.ResourceGroupID = api.DefaultResourceGroupID
 	}
 	if err := parseSGOptions(p, g); err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func (s *Service) sgView(g *ServerGroup, now time.Time) map[string]any {
 		"PersistenceEnabled": g.PersistenceEnabled, "PersistenceTimeout": g.PersistenceTimeout,
 		"ConnectionDrainEnabled": g.ConnectionDrainEnabled, "ConnectionDrainTimeout": g.ConnectionDrainTimeout,
 		"PreserveClientIpEnabled": g.PreserveClientIPEnabled, "AnyPortEnabled": g.AnyPortEnabled,
-		"ResourceGroupId": g.ResourceGroupID, "ServerGroupStatus": g.status(now), "AliUid": aliUID(g.AccountID),
+		"ResourceGroupId": api.ResourceGroupOr(g.ResourceGroupID), "ServerGroupStatus": g.status(now), "AliUid": aliUID(g.AccountID),
 		"ServerCount": len(g.Servers), "RelatedLoadBalancerIds": nonNil(s.relatedLBs(g.ID)),
 		"HealthCheck": hc, "Tags": api.TagMaps(g.Tags, "Key", "Value"),
 	}

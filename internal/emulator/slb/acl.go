@@ -75,7 +75,7 @@ func (s *Service) createAccessControlList(req *api.Request) (map[string]any, err
 	}
 	rg := p.String("ResourceGroupId")
 	if rg == "" {
-		rg = DefaultResourceGroupID
+		rg = api.DefaultResourceGroupID
 	}
 	a := &ACL{ID: store.NewID("acl"), Name: name, RegionID: req.RegionID, AddressIPVersion: ver,
 		ResourceGroupID: rg, CreatedAt: req.Now, Entries: []ACLEntry{}, Tags: tags}
@@ -131,7 +131,7 @@ func (s *Service) describeAccessControlLists(req *api.Request) (map[string]any, 
 	for _, a := range match[start:end] {
 		items = append(items, map[string]any{
 			"AclId": a.ID, "AclName": a.Name, "AddressIPVersion": a.AddressIPVersion,
-			"ResourceGroupId": a.ResourceGroupID, "CreateTime": fmtResTime(a.CreatedAt),
+			"ResourceGroupId": api.ResourceGroupOr(a.ResourceGroupID), "CreateTime": fmtResTime(a.CreatedAt),
 			"Tags": tagList{Tag: tagKVs(a.Tags)},
 		})
 	}
@@ -173,7 +173,7 @@ func (s *Service) describeAccessControlListAttribute(req *api.Request) (map[stri
 	}
 	return map[string]any{
 		"AclId": a.ID, "AclName": a.Name, "AddressIPVersion": a.AddressIPVersion,
-		"ResourceGroupId": a.ResourceGroupID, "CreateTime": fmtResTime(a.CreatedAt),
+		"ResourceGroupId": api.ResourceGroupOr(a.ResourceGroupID), "CreateTime": fmtResTime(a.CreatedAt),
 		"TotalAclEntry": len(entries), "Tags": tagList{Tag: tagKVs(a.Tags)},
 		"AclEntrys":        map[string]any{"AclEntry": views},
 		"RelatedListeners": map[string]any{"RelatedListener": s.aclUsers(a)},

@@ -94,7 +94,7 @@ func serverCertView(c *Certificate) map[string]any {
 		"ExpireTimeStamp":         c.ExpiresAt.UnixMilli(),
 		"RegionId":                c.RegionID,
 		"RegionIdAlias":           c.RegionID,
-		"ResourceGroupId":         c.ResourceGroupID,
+		"ResourceGroupId":         api.ResourceGroupOr(c.ResourceGroupID),
 		"IsAliCloudCertificate":   0,
 		"Tags":                    tagList{Tag: tagKVs(c.Tags)},
 	}
@@ -114,7 +114,7 @@ func caCertView(c *Certificate) map[string]any {
 		"ExpireTime":          fmtResTime(c.ExpiresAt),
 		"ExpireTimeStamp":     c.ExpiresAt.UnixMilli(),
 		"RegionId":            c.RegionID,
-		"ResourceGroupId":     c.ResourceGroupID,
+		"ResourceGroupId":     api.ResourceGroupOr(c.ResourceGroupID),
 		"Tags":                tagList{Tag: tagKVs(c.Tags)},
 	}
 }
@@ -138,7 +138,7 @@ func (s *Service) newCert(req *api.Request, kind, nameKey string) (*Certificate,
 	}
 	rg := p.String("ResourceGroupId")
 	if rg == "" {
-		rg = DefaultResourceGroupID
+		rg = api.DefaultResourceGroupID
 	}
 	return &Certificate{ID: newCertID(req.AccountID, req.Now), Kind: kind, Name: name, RegionID: req.RegionID,
 		ResourceGroupID: rg, StandardType: p.String("StandardType"), CreatedAt: req.Now, Tags: tags}, nil
@@ -434,7 +434,7 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 			name = domain
 		}
 		c := &Certificate{
-			ID: id, Kind: kind, Name: name, RegionID: region, ResourceGroupID: DefaultResourceGroupID,
+			ID: id, Kind: kind, Name: name, RegionID: region, ResourceGroupID: api.DefaultResourceGroupID,
 			CommonName: domain, SubjectAltNames: []string{domain}, Fingerprint: certFingerprint([]byte(id)),
 			EncryptionAlgorithm: "RSA", KeyLength: 2048, CreatedAt: now, ExpiresAt: now.AddDate(1, 0, 0),
 		}

@@ -13,10 +13,6 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// DefaultResourceGroupID is the account's default resource group, which
-// resources join when the request names none.
-const DefaultResourceGroupID = "rg-acfmemulatordefault"
-
 // Load balancer specifications still accepted by the pay-by-spec billing method.
 var lbSpecs = []string{
 	"slb.s1.small", "slb.s2.small", "slb.s2.medium", "slb.s3.small",
@@ -67,7 +63,7 @@ func createResponse(lb *LoadBalancer, order int64) map[string]any {
 		"NetworkType":      lb.NetworkType,
 		"VpcId":            lb.VpcID,
 		"VSwitchId":        lb.VSwitchID,
-		"ResourceGroupId":  lb.ResourceGroupID,
+		"ResourceGroupId":  api.ResourceGroupOr(lb.ResourceGroupID),
 		"OrderId":          order,
 	}
 }
@@ -160,7 +156,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	}
 	rg := p.String("ResourceGroupId")
 	if rg == "" {
-		rg = DefaultResourceGroupID
+		rg = api.DefaultResourceGroupID
 	}
 	if q := s.st.Settings().Quota(store.QuotaSLBInstances); len(s.state.LoadBalancers) >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.LoadBalancersNum", "The quota of LoadBalancersNum is exceeded, usage %d/%d.", len(s.state.LoadBalancers), q)
@@ -319,7 +315,7 @@ func (lb *LoadBalancer) item() lbItem {
 		LoadBalancerSpec: lb.Spec, InstanceChargeType: lb.InstanceChargeType, InternetChargeType: lb.InternetChargeType,
 		Bandwidth: lb.Bandwidth, PayType: lb.PayType, DeleteProtection: lb.DeleteProtection,
 		ModificationProtectionStatus: lb.ModificationProtectionStatus, ModificationProtectionReason: lb.ModificationProtectionReason,
-		ResourceGroupID: lb.ResourceGroupID, BusinessStatus: "Normal",
+		ResourceGroupID: api.ResourceGroupOr(lb.ResourceGroupID), BusinessStatus: "Normal",
 		CreateTime: fmtLBTime(lb.CreatedAt), CreateTimeStamp: lb.CreatedAt.UnixMilli(),
 		Tags: tagList{Tag: tagKVs(lb.Tags)},
 	}
@@ -375,7 +371,7 @@ func lbField(lb *LoadBalancer, name string) string {
 	case "SlaveZoneId":
 		return lb.SlaveZoneID
 	case "ResourceGroupId":
-		return lb.ResourceGroupID
+		return api.ResourceGroupOr(lb.ResourceGroupID)
 	case "InternetChargeType":
 		return lb.InternetChargeType
 	case "PayType":

@@ -108,7 +108,7 @@ type LoadBalancer struct {
 	// ConsoleProtection; empty otherwise.
 	ModificationProtectionReason string
 	// ResourceGroupID is the resource group (rg-...; default
-	// DefaultResourceGroupID).
+	// api.DefaultResourceGroupID).
 	ResourceGroupID string
 	// CreatedAt is the CreateTime.
 	CreatedAt time.Time

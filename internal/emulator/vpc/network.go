@@ -127,7 +127,7 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 		return nil, err
 	} else if ok {
 		v := s.state.VPCs[ids[0]]
-		return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": ""}, nil
+		return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": api.ResourceGroupOr(v.ResourceGroupID)}, nil
 	}
 	p := req.Params
 	cidr := p.String("CidrBlock")
@@ -147,8 +147,9 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.ResourceGroupID = api.ResourceGroupOr(p.String("ResourceGroupId"))
 	s.state.Tokens.Remember(req, v.ID)
-	return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": ""}, nil
+	return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": api.ResourceGroupOr(v.ResourceGroupID)}, nil
 }
 
 func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
@@ -226,6 +227,7 @@ func (s *Service) vpcView(v *VPC) map[string]any {
 	return map[string]any{
 		"VpcId": v.ID, "RegionId": v.RegionID, "Status": "Available", "VpcName": v.Name, "Description": v.Description,
 		"CreationTime": vpcTime(v.CreatedAt), "CidrBlock": v.CIDRBlock, "VRouterId": v.VRouterID, "IsDefault": v.IsDefault,
+		"ResourceGroupId":     api.ResourceGroupOr(v.ResourceGroupID),
 		"OwnerId":             1234567890123456,
 		"VSwitchIds":          map[string]any{"VSwitchId": s.vswitchIDsOf(v.ID)},
 		"RouterTableIds":      map[string]any{"RouterTableIds": s.routeTableIDsOf(v.ID)},

@@ -73,6 +73,9 @@ type VPC struct {
 	// Tags are the VPC's tags (Tag.N on CreateVpc; the DescribeVpcs Tag
 	// filter).
 	Tags []api.Tag `json:"tags,omitempty"`
+	// ResourceGroupID is the resource group (rg-...; api.DefaultResourceGroupID
+	// when the request named none, or for seeded VPCs).
+	ResourceGroupID string `json:"resourceGroupId,omitempty"`
 	// CreatedAt is the CreationTime.
 	CreatedAt time.Time `json:"createdAt"`
 	// Seq orders VPCs by creation, for stable listings.
