@@ -161,7 +161,20 @@ func (x *Index) ByPrivateIP(ctx context.Context, ip string) (*Instance, error) {
 	return x.lookup(ctx, func() *Instance { return x.byIP[ip] })
 }
 
+// freshKey marks a context whose lookups must be answered by a listing
+// begun no earlier than the time it holds.
+type freshKey struct{}
+
+// Fresh returns a context under which ByID and ByPrivateIP answer only from
+// a listing begun now or later: for decisions a stale miss must not make.
+func (x *Index) Fresh(ctx context.Context) context.Context {
+	return context.WithValue(ctx, freshKey{}, x.now())
+}
+
 func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, error) {
+	if since, ok := ctx.Value(freshKey{}).(time.Time); ok {
+		return x.lookupSince(ctx, since, find)
+	}
 	for attempt := 0; ; attempt++ {
 		x.mu.Lock()
 		age := x.now().Sub(x.listedAt)
@@ -198,6 +211,42 @@ func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, e
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
+		}
+	}
+}
+
+// lookupSince answers from a listing begun at or after since, starting one
+// (after any in-flight one, which may have begun earlier) when needed.
+func (x *Index) lookupSince(ctx context.Context, since time.Time, find func() *Instance) (*Instance, error) {
+	for attempt := 0; ; attempt++ {
+		x.mu.Lock()
+		if !x.listedAt.IsZero() && !x.listedAt.Before(since) {
+			in := find()
+			x.mu.Unlock()
+			if in == nil {
+				return nil, nil
+			}
+			cp := *in
+			return &cp, nil
+		}
+		if attempt > 1 && x.lastError != nil {
+			err := x.lastError
+			x.mu.Unlock()
+			return nil, err
+		}
+		wait := x.inflight
+		if wait == nil {
+			wait = make(chan struct{})
+			x.inflight = wait
+			x.mu.Unlock()
+			x.refresh(ctx, wait)
+			continue
+		}
+		x.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 }

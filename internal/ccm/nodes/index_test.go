@@ -89,3 +89,35 @@ func TestIndexMissesRefreshAtMostOncePerInterval(t *testing.T) {
 		t.Fatal("a new instance is found after the refresh interval")
 	}
 }
+
+// TestFreshLookupSeesInstancesCreatedAfterTheListing: a plain miss on a
+// young listing says "no such instance" (cheap, for lookups), but under
+// Fresh — used before deleting a Node — a listing begun after the miss
+// answers, so a just-created instance is found.
+func TestFreshLookupSeesInstancesCreatedAfterTheListing(t *testing.T) {
+	now := time.Unix(1000, 0)
+	f := &fakeLister{list: []Instance{{ID: "i-a"}}}
+	x := NewIndex(f, "vpc-1")
+	x.now = func() time.Time { return now }
+	ctx := context.Background()
+	if in, err := x.ByID(ctx, "i-a"); err != nil || in == nil {
+		t.Fatalf("i-a: %v %v", in, err)
+	}
+	f.mu.Lock()
+	f.list = append(f.list, Instance{ID: "i-new"})
+	f.mu.Unlock()
+	now = now.Add(500 * time.Millisecond)
+	if in, _ := x.ByID(ctx, "i-new"); in != nil {
+		t.Fatal("a plain lookup relisted within MinRefreshInterval")
+	}
+	if in, err := x.ByID(x.Fresh(ctx), "i-new"); err != nil || in == nil {
+		t.Fatalf("fresh lookup: %v %v", in, err)
+	}
+	now = now.Add(time.Millisecond)
+	if in, err := x.ByID(x.Fresh(ctx), "i-gone"); err != nil || in != nil {
+		t.Fatalf("fresh lookup of a missing instance: %v %v", in, err)
+	}
+	if n := f.calls.Load(); n != 3 {
+		t.Fatalf("%d listings, want 3 (first, and one per fresh lookup)", n)
+	}
+}

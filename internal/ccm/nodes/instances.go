@@ -133,6 +133,12 @@ func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error
 		return true, nil
 	}
 	in, err := s.find(ctx, n)
+	if err == nil && in == nil {
+		// A miss deletes the Node: confirm it against a listing begun
+		// after the miss, so an instance created after the cached listing
+		// (a Node that just registered) is never taken for a gone one.
+		in, err = s.find(s.index.Fresh(ctx), n)
+	}
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
