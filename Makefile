@@ -3,15 +3,22 @@ SHELL := /bin/bash
 GO ?= go
 GOTEST_TIMEOUT ?= 18m
 
+# Stamped into every binary (--version) by `make build`.
+VERSION ?= $(shell git describe --tags --dirty 2>/dev/null || echo v0.0.0-dev)
+COMMIT ?= $(shell c=$$(git rev-parse --short HEAD 2>/dev/null) || c=unknown; git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
+
 .PHONY: all build controlplane test unit lint fmt-check sandbox clean
 
 all: build
 
-## build: compile every binary into bin/
+## build: compile every binary into bin/, stamped with VERSION, COMMIT and DATE (--version)
 build:
-	@echo "==> building binaries into bin/"
+	@echo "==> building binaries into bin/ ($(VERSION), commit $(COMMIT))"
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source (cached)
 controlplane:

@@ -4,6 +4,7 @@
 //
 //	alicloud-emulator --listen 127.0.0.1:18080 [--state FILE] [--seed FILE]
 //	    [--access-key-id ID --access-key-secret SECRET] [--region cn-hangzhou]
+//	alicloud-emulator --version
 //
 // Without an AccessKey (flags or ALICLOUD_EMULATOR_ACCESS_KEY_ID and
 // ALICLOUD_EMULATOR_ACCESS_KEY_SECRET) it generates one and prints it once,
@@ -24,6 +25,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
 )
 
 // DefaultListen is the address served without --listen.
@@ -49,12 +51,30 @@ type options struct {
 	metadataRole, metadataInstance string
 	credentialTTL                  time.Duration
 	requestLogSize                 int
+	version                        bool
 }
+
+// about opens --help.
+const about = `alicloud-emulator is a local emulation of the Alibaba Cloud ECS, VPC, SLB
+(CLB) and NLB OpenAPIs that the official Go SDK, and so the alicloud-ccm
+cloud controller manager, talks to unchanged: signed calls, the real error
+codes, asynchronous states, throttling and injected faults, the ECS instance
+metadata service (/latest/, with RAM role STS credentials) and a control API
+(/_emulator/: seed, request log, faults), on one HTTP listener. Point the
+CCM at it with ECS_ENDPOINT, VPC_ENDPOINT, SLB_ENDPOINT, NLB_ENDPOINT,
+ALICLOUD_CLIENT_SCHEME=HTTP and METADATA_ENDPOINT (see docs/emulator.md).
+
+Usage: alicloud-emulator [flags]
+`
 
 func parseFlags(args []string, out io.Writer, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("alicloud-emulator", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), about+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.listen, "listen", DefaultListen, "host:port to serve the OpenAPI, /_emulator/ and /latest/ on (port 0 picks a free one)")
 	fs.StringVar(&o.state, "state", "", "bbolt file that keeps the cloud across restarts (default: in memory)")
 	fs.StringVar(&o.seed, "seed", "", "YAML or JSON seed file, applied only when the state is empty")
@@ -68,6 +88,7 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 	fs.BoolVar(&o.requireIMDSv2, "metadata-require-token", false, "demand IMDSv2 tokens (X-aliyun-ecs-metadata-token) on metadata reads")
 	fs.DurationVar(&o.credentialTTL, "metadata-credential-ttl", gateway.DefaultMetadataCredentialTTL, "lifetime of the metadata role's STS credentials")
 	fs.IntVar(&o.requestLogSize, "request-log-size", gateway.DefaultRequestLogSize, "calls kept in the request log")
+	fs.BoolVar(&o.version, "version", false, "print the version (release, commit, build date, Go) and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -85,6 +106,10 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	o, err := parseFlags(args, out, getenv)
 	if err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprintln(out, version.Line("alicloud-emulator"))
+		return nil
 	}
 	cfg := emulator.Config{
 		Region:                o.region,

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -169,5 +171,23 @@ func TestFlagErrors(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%v: want an error", args)
 		}
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	var out strings.Builder
+	if err := run(context.Background(), []string{"--version"}, &out, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^alicloud-emulator v\S+ \(commit \S+(, built \S+)?, go\S+\)\n$`).MatchString(out.String()) {
+		t.Errorf("--version printed %q", out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--help"}, &out, func(string) string { return "" }); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if !strings.HasPrefix(out.String(), "alicloud-emulator is a local emulation of the Alibaba Cloud ECS, VPC, SLB") ||
+		!strings.Contains(out.String(), "-listen") {
+		t.Errorf("--help printed %.400q", out.String())
 	}
 }

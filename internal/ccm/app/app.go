@@ -6,6 +6,7 @@
 package app
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
 )
 
 // LeaseName is the leader-election Lease the existing CCM uses; electing on
@@ -48,6 +50,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	addFlags(fs, &popts)
 
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
+		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
 		if name != provider.Name && name != provider.LegacyName {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
@@ -64,7 +67,65 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	cmd := ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(), names.CCMControllerAliases(), fss, stop)
 	cmd.Use = "cloud-controller-manager"
 	cmd.Short = "Alibaba Cloud cloud controller manager: nodes, VPC routes and LoadBalancer Services"
+	cmd.Long = Long
+	wrapVersion(cmd)
 	return cmd, nil
+}
+
+// Long is the opening of --help: what this CCM is, its cloud-config and the
+// environment it reads.
+const Long = `cloud-controller-manager is the Kubernetes cloud controller manager for
+Alibaba Cloud (alicloud-ccm): it initializes Nodes from their ECS instances
+and deletes Nodes whose instance is gone, programs each Node's pod CIDR into
+the VPC route tables (--configure-cloud-routes), and gives type: LoadBalancer
+Services a Classic Load Balancer (CLB) or, with loadBalancerClass
+alibabacloud.com/nlb, a Network Load Balancer (NLB). It is a drop-in
+replacement for the existing Alibaba Cloud CCM: same cloud-config, Service
+annotations, labels, finalizers, names and tags, and the same leader-election
+Lease (kube-system/ccm).
+
+Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
+
+  Global:
+    clusterID: c-abc123          # required: tags and names what this cluster owns
+                                 # (--legacy-default-cluster-id keeps "clusterid")
+    region: cn-hangzhou          # default: instance metadata
+    vpcid: vpc-...               # default: instance metadata
+    vswitchid: vsw-...           # or "zone:vsw-...,zone:vsw-..."; internal CLBs
+    routeTableIDs: vtb-a,vtb-b   # default: the VPC's only route table
+    resourceGroupID: rg-...      # for new load balancers
+    disablePublicSLB: false      # true refuses internet-facing CLBs
+    serviceBackendType: ecs      # or eni
+    featureGates: "IPv6DualStack=false"
+    kubernetesClusterTag: ack.aliyun.com
+    ramRoleName: ...             # instance RAM role (default: the only one)
+    ecsEndpoint/vpcEndpoint/slbEndpoint/nlbEndpoint, scheme, metadataEndpoint
+    accessKeyID/accessKeySecret  # base64; discouraged, prefer the env or a RAM role
+
+Environment:
+
+  ALIBABA_CLOUD_ACCESS_KEY_ID, ALIBABA_CLOUD_ACCESS_KEY_SECRET
+                                 AccessKey (else ACCESS_KEY_ID/ACCESS_KEY_SECRET,
+                                 else the instance RAM role over the metadata service)
+  ECS_ENDPOINT, VPC_ENDPOINT, SLB_ENDPOINT, NLB_ENDPOINT
+                                 product API host[:port], over the cloud-config
+  ALICLOUD_CLIENT_SCHEME         HTTPS (default) or HTTP
+  METADATA_ENDPOINT              instance metadata base URL (http://100.100.100.200)
+  SERVICE_FORCE_BACKEND_ENI      true|false: default backend type eni or ecs
+
+--version prints this build (version, commit, date, Kubernetes libraries).`
+
+// wrapVersion makes --version print our version line instead of
+// upstream's Kubernetes version; --version=raw stays upstream's.
+func wrapVersion(cmd *cobra.Command) {
+	runE := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if f := c.Flags().Lookup("version"); f != nil && f.Value.String() == "true" {
+			fmt.Fprintln(c.OutOrStdout(), version.Line("alicloud-ccm"))
+			return nil
+		}
+		return runE(c, args)
+	}
 }
 
 func addFlags(fs *pflag.FlagSet, o *provider.Options) {
