@@ -117,3 +117,23 @@ func (e *RetryError) Error() string { return fmt.Sprintf("cloud still configurin
 
 // Unwrap returns the cause.
 func (e *RetryError) Unwrap() error { return e.Err }
+
+// PortKey identifies a Service port by number and protocol: the number,
+// marked for UDP. The number alone is ambiguous because Kubernetes allows
+// one number once per protocol (53/TCP and 53/UDP), and each may need its
+// own group and listener. It stays an int32 so that every map keyed by
+// Service port takes it unchanged.
+type PortKey = int32
+
+// udpPortKey is a bit above the 16 bits a port number uses.
+const udpPortKey PortKey = 1 << 16
+
+// KeyOf returns the PortKey of a Service port: its number, marked when the
+// port is UDP (Kubernetes protocol; HTTP, HTTPS and TCPSSL listeners carry
+// TCP).
+func KeyOf(port int32, udp bool) PortKey {
+	if udp {
+		return port | udpPortKey
+	}
+	return port
+}

@@ -383,3 +383,34 @@ func CreateIdempotent(ctx context.Context, f Finder, svc *corev1.Service, previo
 	}
 	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s cannot be read back", previous)}
 }
+
+// Lookups makes a Finder of a provider's two reads (one load balancer by
+// id, the first tagged key=value) and its conversion to LoadBalancer; a nil
+// result from a read means "none".
+func Lookups[T any](byID func(context.Context, string) (*T, error), byTag func(context.Context, string, string) (*T, error), facts func(*T) *LoadBalancer) Finder {
+	return lookups[T]{byID, byTag, facts}
+}
+
+type lookups[T any] struct {
+	byID  func(context.Context, string) (*T, error)
+	byTag func(context.Context, string, string) (*T, error)
+	facts func(*T) *LoadBalancer
+}
+
+// Describe implements Finder.
+func (l lookups[T]) Describe(ctx context.Context, id string) (*LoadBalancer, error) {
+	lb, err := l.byID(ctx, id)
+	if err != nil || lb == nil {
+		return nil, err
+	}
+	return l.facts(lb), nil
+}
+
+// FindTagged implements Finder.
+func (l lookups[T]) FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error) {
+	lb, err := l.byTag(ctx, naming.TagKeyDefaultName, defaultName)
+	if err != nil || lb == nil {
+		return nil, err
+	}
+	return l.facts(lb), nil
+}

@@ -52,6 +52,8 @@ type Options struct {
 
 // Provider implements service.Provider for Classic Load Balancers.
 type Provider struct {
+	// Finder reads load balancers for the ownership rules.
+	service.Finder
 	opts Options
 	api  api
 }
@@ -66,7 +68,8 @@ func New(opts Options) (*Provider, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
-	return &Provider{opts: opts, api: api{c: opts.Cloud}}, nil
+	a := api{c: opts.Cloud}
+	return &Provider{Finder: service.Lookups(a.lbByID, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
 // Kind implements service.Provider.
@@ -77,24 +80,6 @@ func (p *Provider) Owner() annotations.Owner { return annotations.OwnerCLB }
 
 // Finalizer implements service.Provider.
 func (p *Provider) Finalizer() string { return naming.FinalizerCLB }
-
-// Describe implements service.Finder.
-func (p *Provider) Describe(ctx context.Context, id string) (*service.LoadBalancer, error) {
-	lb, err := p.api.lbByID(ctx, id)
-	if err != nil || lb == nil {
-		return nil, err
-	}
-	return facts(lb), nil
-}
-
-// FindTagged implements service.Finder.
-func (p *Provider) FindTagged(ctx context.Context, defaultName string) (*service.LoadBalancer, error) {
-	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defaultName)
-	if err != nil || lb == nil {
-		return nil, err
-	}
-	return facts(lb), nil
-}
 
 // ReuseRules implements service.Provider: a reused CLB must be in the
 // cluster's VPC, where its backends are.

@@ -60,25 +60,11 @@ func (s Server) key() string {
 	return s.Type + "|" + s.ServerID + "|" + ip + "|" + strconv.Itoa(int(s.Port))
 }
 
-// PortKey identifies a Service port in the model: it joins a Listener to
-// the Group serving it and keys GroupPlan.IDs. The port number alone is
-// ambiguous because Kubernetes allows one number once per protocol (53/TCP
-// and 53/UDP), and each needs its own group (a group has one protocol) and
-// listener. It stays an int32 (the number, with udpPortKey added for UDP)
-// so that every map keyed by Service port takes it unchanged.
-type PortKey = int32
+// PortKey identifies a Service port by number and protocol (service.PortKey).
+type PortKey = service.PortKey
 
-// udpPortKey is a bit above the 16 bits a port number uses.
-const udpPortKey PortKey = 1 << 16
-
-// KeyOf returns the PortKey of a Service port: its number, marked when the
-// port is UDP (TCP and TCPSSL listeners carry TCP).
-func KeyOf(port int32, udp bool) PortKey {
-	if udp {
-		return port | udpPortKey
-	}
-	return port
-}
+// KeyOf returns the PortKey of a Service port (service.KeyOf).
+func KeyOf(port int32, udp bool) PortKey { return service.KeyOf(port, udp) }
 
 // Group is the desired server group of one Service port.
 type Group struct {

@@ -72,6 +72,8 @@ type Options struct {
 
 // Provider implements service.Provider for Network Load Balancers.
 type Provider struct {
+	// Finder reads load balancers for the ownership rules.
+	service.Finder
 	opts Options
 	api  api
 }
@@ -92,7 +94,8 @@ func New(opts Options) (*Provider, error) {
 	if opts.JobTimeout <= 0 {
 		opts.JobTimeout = DefaultJobTimeout
 	}
-	return &Provider{opts: opts, api: api{c: opts.Cloud}}, nil
+	a := api{c: opts.Cloud}
+	return &Provider{Finder: service.Lookups(a.getLB, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
 // Kind implements service.Provider.
@@ -103,24 +106,6 @@ func (p *Provider) Owner() annotations.Owner { return annotations.OwnerNLB }
 
 // Finalizer implements service.Provider.
 func (p *Provider) Finalizer() string { return naming.FinalizerNLB }
-
-// Describe implements service.Finder.
-func (p *Provider) Describe(ctx context.Context, id string) (*service.LoadBalancer, error) {
-	lb, err := p.api.getLB(ctx, id)
-	if err != nil || lb == nil {
-		return nil, err
-	}
-	return facts(lb), nil
-}
-
-// FindTagged implements service.Finder.
-func (p *Provider) FindTagged(ctx context.Context, defaultName string) (*service.LoadBalancer, error) {
-	lb, err := p.api.lbByTag(ctx, naming.TagKeyDefaultName, defaultName)
-	if err != nil || lb == nil {
-		return nil, err
-	}
-	return facts(lb), nil
-}
 
 // ReuseRules implements service.Provider. NLB server groups may live in
 // another VPC than the cluster's (the existing CCM allows reusing such a
