@@ -225,8 +225,10 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if fo.drop && !fo.dropAfter {
-		dropConnection(w)
+		// Logged before the close, so a client that sees the dropped
+		// connection also sees the call in the request log.
 		finish(0, "ConnectionDropped")
+		dropConnection(w)
 		return
 	}
 	if fo.err != nil {
