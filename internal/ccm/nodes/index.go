@@ -198,20 +198,29 @@ func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, e
 			}
 			return nil, fmt.Errorf("instance listing of VPC %s did not complete", x.vpcID)
 		}
-		wait := x.inflight
-		if wait == nil {
-			wait = make(chan struct{})
-			x.inflight = wait
-			x.mu.Unlock()
-			x.refresh(ctx, wait)
-		} else {
-			x.mu.Unlock()
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+		if err := x.listOrWait(ctx); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// listOrWait, called with x.mu held, releases it and either runs a listing
+// or waits for the one in flight, so concurrent lookups share one listing.
+func (x *Index) listOrWait(ctx context.Context) error {
+	wait := x.inflight
+	if wait == nil {
+		wait = make(chan struct{})
+		x.inflight = wait
+		x.mu.Unlock()
+		x.refresh(ctx, wait)
+		return nil
+	}
+	x.mu.Unlock()
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -234,19 +243,8 @@ func (x *Index) lookupSince(ctx context.Context, since time.Time, find func() *I
 			x.mu.Unlock()
 			return nil, err
 		}
-		wait := x.inflight
-		if wait == nil {
-			wait = make(chan struct{})
-			x.inflight = wait
-			x.mu.Unlock()
-			x.refresh(ctx, wait)
-			continue
-		}
-		x.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := x.listOrWait(ctx); err != nil {
+			return nil, err
 		}
 	}
 }
