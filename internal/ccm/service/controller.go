@@ -230,12 +230,11 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	sctx, cancel := context.WithTimeout(cloud.WithRetryBudget(ctx, c.opts.RetryBudget), c.opts.SyncTimeout)
 	defer cancel()
 	err := c.sync(sctx, key)
-	var retry *RetryError
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
 		c.conflicts.Forget(key)
-	case errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict:
+	case waiting(err):
 		// Busy resources usually clear in seconds, but one that stays busy
 		// (a stuck job) must not be polled every few seconds forever.
 		after := c.conflicts.When(key)
@@ -710,7 +709,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	own, warnings, err := OwnLoadBalancer(ctx, p, req)
 	if err != nil {
 		observe(p.Kind(), VerbDeletion, start, err)
-		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", describeErr(err))
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", cloud.StableMessage(err))
 		return err
 	}
 	c.warn(svc, &Result{Warnings: warnings})
@@ -718,7 +717,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	what, err := p.Delete(ctx, req)
 	observe(p.Kind(), VerbDeletion, start, err)
 	if err != nil {
-		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", describeErr(err))
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", cloud.StableMessage(err))
 		return err
 	}
 	c.proven.Delete(svc.UID)
@@ -776,8 +775,21 @@ func (c *Controller) forget(key string, uid types.UID) {
 	}
 }
 
+// failed reports a sync that did not finish. A cloud still configuring (a
+// load balancer Provisioning, a busy listener) is progress, not a failure:
+// a Normal event, so alerts on Warning events stay quiet for it.
 func (c *Controller) failed(svc *corev1.Service, err error) {
-	c.recorder.Eventf(svc, corev1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %s", describeErr(err))
+	if waiting(err) {
+		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsuring, "Waiting for the cloud: %s", cloud.StableMessage(err))
+		return
+	}
+	c.recorder.Eventf(svc, corev1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %s", cloud.StableMessage(err))
+}
+
+// waiting reports whether err only says the cloud is still working on it.
+func waiting(err error) bool {
+	var retry *RetryError
+	return errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict
 }
 
 func (c *Controller) warn(svc *corev1.Service, res *Result) {
@@ -787,15 +799,6 @@ func (c *Controller) warn(svc *corev1.Service, res *Result) {
 	for _, w := range res.Warnings {
 		c.recorder.Event(svc, corev1.EventTypeWarning, w.Reason, w.Message)
 	}
-}
-
-// describeErr puts the cloud's code and message first, where users look.
-func describeErr(err error) string {
-	var ce *cloud.Error
-	if errors.As(err, &ce) && ce.Code != "" {
-		return fmt.Sprintf("[%s] %s (%s %s, RequestId %s): %v", ce.Code, ce.Message, ce.Product, ce.Action, ce.RequestID, err)
-	}
-	return err.Error()
 }
 
 func empty(b map[int32][]Target) bool {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,62 @@ func metrics(t *testing.T) string {
 		return true, nil
 	})
 	return body
+}
+
+// TestEventsAggregateAndWaitingIsNormal: the same cloud failure repeated is
+// one SyncLoadBalancerFailed event whose count grows (its message carries no
+// per-call RequestId), and a cloud that is only busy gives a Normal event,
+// never SyncLoadBalancerFailed.
+func TestEventsAggregateAndWaitingIsNormal(t *testing.T) {
+	t.Run("repeated failure aggregates", func(t *testing.T) {
+		rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Product: "slb", Action: "CreateLoadBalancer", Count: 3,
+			Error: &gateway.FaultError{Code: "QuotaExceeded.LoadBalancersNum", Status: 400, Message: "The quota of LoadBalancersNum is exceeded."}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cloud.Gateway.RemoveFault(rule.ID)
+		name := "events-aggregate"
+		createService(t, svcSpec{name: name, ports: []int32{80}})
+		defer deleteService(t, name)
+		waitIngress(t, name, 60*time.Second)
+		var failed []corev1.Event
+		for _, e := range events(t, name) {
+			if e.Reason == "SyncLoadBalancerFailed" {
+				failed = append(failed, e)
+			}
+		}
+		if len(failed) != 1 {
+			t.Fatalf("%d SyncLoadBalancerFailed events, want 1 counted 3 times: %+v", len(failed), failed)
+		}
+		if failed[0].Count != 3 {
+			t.Errorf("event count %d, want 3", failed[0].Count)
+		}
+		if strings.Contains(failed[0].Message, "RequestId") {
+			t.Errorf("event message carries a RequestId: %s", failed[0].Message)
+		}
+		t.Logf("event ×%d: %s", failed[0].Count, failed[0].Message)
+	})
+	t.Run("busy cloud is a Normal event", func(t *testing.T) {
+		// More busy answers than one reconcile's attempts, so a reconcile
+		// ends on the busy error and the controller reports it.
+		rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Product: "slb", Action: "CreateLoadBalancer", Count: 7,
+			Error: &gateway.FaultError{Code: "SystemBusy", Status: 400, Message: "The system is busy."}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cloud.Gateway.RemoveFault(rule.ID)
+		name := "events-busy"
+		createService(t, svcSpec{name: name, ports: []int32{80}})
+		defer deleteService(t, name)
+		ev := waitEvent(t, name, "EnsuringLoadBalancer", "SystemBusy")
+		if ev.Type != corev1.EventTypeNormal {
+			t.Errorf("busy cloud reported as %s", ev.Type)
+		}
+		waitIngress(t, name, 60*time.Second)
+		for _, e := range events(t, name) {
+			if e.Reason == "SyncLoadBalancerFailed" {
+				t.Errorf("busy cloud reported as a failure: %s", e.Message)
+			}
+		}
+	})
 }
