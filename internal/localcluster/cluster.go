@@ -192,6 +192,21 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	if err := p.serviceAccountKey(); err != nil {
 		return err
 	}
+	// The front-proxy (request header) client: without it the apiserver
+	// publishes no requestheader CA in extension-apiserver-authentication,
+	// and every delegated-authentication server (the CCM on 10258) logs an
+	// error about the missing bundle each time it reloads it.
+	if err := p.issue("front-proxy-client", "front-proxy-client", nil, nil); err != nil {
+		return err
+	}
+	// component-base logs an error at every start unless it is given a
+	// non-empty metric-label allow list ("The manifest file is empty" with
+	// none, "empty allow-list mapping" with an empty one), so each component
+	// gets one that names a metric nothing registers: it restricts nothing.
+	allowList := filepath.Join(c.Dir, "metric-label-allowlist.yaml")
+	if err := os.WriteFile(allowList, []byte("localcluster_no_such_metric,label: unused\n"), 0o644); err != nil {
+		return err
+	}
 	for _, u := range []struct{ name, cn, group string }{
 		{"admin", "admin", "system:masters"},
 		{"controller-manager", "system:kube-controller-manager", ""},
@@ -224,6 +239,14 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--endpoint-reconciler-type=none",
+		"--requestheader-client-ca-file=" + p.path("ca.crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
+		"--allow-metric-labels-manifest=" + allowList,
 		"--profiling=false",
 		"--v=1",
 	}, c.LogDir, nil)
@@ -308,6 +331,7 @@ func (c *Cluster) startControllerManager() error {
 		"--node-monitor-grace-period=" + c.Options.NodeMonitorGracePeriod.String(),
 		"--concurrent-deployment-syncs=5",
 		"--concurrent-replicaset-syncs=5",
+		"--allow-metric-labels-manifest=" + filepath.Join(c.Dir, "metric-label-allowlist.yaml"),
 		"--v=1",
 	}, c.LogDir, nil)
 	if err != nil {
@@ -322,6 +346,7 @@ func (c *Cluster) startScheduler() error {
 	kc := filepath.Join(c.Dir, "scheduler.kubeconfig")
 	proc, err := StartProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
 		"--kubeconfig=" + kc,
+		"--allow-metric-labels-manifest=" + filepath.Join(c.Dir, "metric-label-allowlist.yaml"),
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
 		"--bind-address=127.0.0.1",
