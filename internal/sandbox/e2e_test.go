@@ -20,11 +20,13 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	cloudapi "k8s.io/cloud-provider/api"
 
@@ -233,6 +235,7 @@ func TestRestartAndSIGTERM(t *testing.T) {
 	}
 	checkKube(t, env.Kubeconfig, s)
 	checkCloud(t, newSDK(t, env.EmulatorEndpoint, env), s)
+	checkNLBExample(t, env)
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -523,4 +526,99 @@ func TestComponentFailsToStart(t *testing.T) {
 			t.Errorf("process %s still runs with the sandbox directory: %q", p, strings.ReplaceAll(string(data), "\x00", " "))
 		}
 	}
+}
+
+// checkNLBExample applies examples/nlb-service.yaml as the README says (the
+// sandbox.env's ZONE_MAPS substituted): the Service gets an NLB with a TCP
+// and a UDP listener, and deleting it removes the NLB.
+func checkNLBExample(t *testing.T, env *sandbox.Env) {
+	t.Helper()
+	if env.ZoneMaps == "" {
+		t.Fatal("sandbox.env has no ZONE_MAPS")
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "examples", "nlb-service.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := os.Expand(string(raw), func(k string) string {
+		if k == sandbox.EnvZoneMaps {
+			return env.ZoneMaps
+		}
+		return "$" + k
+	})
+	var svc corev1.Service
+	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096).Decode(&svc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Services(svc.Namespace).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var host string
+	deadline := time.Now().Add(90 * time.Second)
+	for host == "" {
+		got, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in := got.Status.LoadBalancer.Ingress; len(in) > 0 {
+			host = in[0].Hostname
+		}
+		if host == "" && time.Now().After(deadline) {
+			t.Fatalf("Service %s from examples/nlb-service.yaml has no address after 90s", svc.Name)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	c := newNLB(t, env)
+	lreq := nlb.CreateListLoadBalancersRequest()
+	lreq.DNSName = host
+	lbs, err := c.ListLoadBalancers(lreq)
+	if err != nil || len(lbs.LoadBalancers) != 1 {
+		t.Fatalf("NLB with DNS name %s: %v, %d found", host, err, len(lbs.LoadBalancers))
+	}
+	id := lbs.LoadBalancers[0].LoadBalancerId
+	req := nlb.CreateListListenersRequest()
+	req.LoadBalancerIds = &[]string{id}
+	ls, err := c.ListListeners(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range ls.Listeners {
+		got = append(got, fmt.Sprintf("%s:%d", l.ListenerProtocol, l.ListenerPort))
+	}
+	slices.Sort(got)
+	if want := []string{"TCP:80", "UDP:53"}; !slices.Equal(got, want) {
+		t.Errorf("NLB %s listeners %v, want %v", id, got, want)
+	}
+	if err := cs.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		greq := nlb.CreateGetLoadBalancerAttributeRequest()
+		greq.LoadBalancerId = id
+		if _, err := c.GetLoadBalancerAttribute(greq); err != nil && strings.Contains(err.Error(), "ResourceNotFound") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("NLB %s still there 90s after its Service was deleted", id)
+		}
+	}
+}
+
+func newNLB(t *testing.T, env *sandbox.Env) *nlb.Client {
+	t.Helper()
+	cfg := sdk.NewConfig()
+	cfg.Scheme = "HTTP"
+	c, err := nlb.NewClientWithOptions(env.RegionID, cfg, credentials.NewAccessKeyCredential(env.AccessKeyID, env.AccessKeySecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Domain = env.EmulatorEndpoint
+	return c
 }

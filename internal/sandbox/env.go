@@ -18,10 +18,11 @@ const (
 	EnvRegionID         = "ALIBABA_CLOUD_REGION_ID"
 	EnvClusterID        = "CLUSTER_ID"
 	EnvVpcID            = "VPC_ID"
+	EnvZoneMaps         = "ZONE_MAPS"
 )
 
 // envOrder is the order of the variables in the file.
-var envOrder = []string{EnvKubeconfig, EnvEmulatorEndpoint, EnvAccessKeyID, EnvAccessKeySecret, EnvRegionID, EnvClusterID, EnvVpcID}
+var envOrder = []string{EnvKubeconfig, EnvEmulatorEndpoint, EnvAccessKeyID, EnvAccessKeySecret, EnvRegionID, EnvClusterID, EnvVpcID, EnvZoneMaps}
 
 // Env is the content of DIR/sandbox.env: how to reach a running sandbox.
 type Env struct {
@@ -39,6 +40,9 @@ type Env struct {
 	ClusterID string
 	// VpcID is the cluster's VPC.
 	VpcID string
+	// ZoneMaps lists the VPC's vSwitches as zone:vsw pairs, the value the
+	// NLB zone-maps annotation takes (examples/nlb-service.yaml uses it).
+	ZoneMaps string
 }
 
 func (e *Env) values() map[string]string {
@@ -46,6 +50,7 @@ func (e *Env) values() map[string]string {
 		EnvKubeconfig: e.Kubeconfig, EnvEmulatorEndpoint: e.EmulatorEndpoint,
 		EnvAccessKeyID: e.AccessKeyID, EnvAccessKeySecret: e.AccessKeySecret,
 		EnvRegionID: e.RegionID, EnvClusterID: e.ClusterID, EnvVpcID: e.VpcID,
+		EnvZoneMaps: e.ZoneMaps,
 	}
 }
 
@@ -99,6 +104,7 @@ func ReadEnv(dir string) (*Env, error) {
 		Kubeconfig: vals[EnvKubeconfig], EmulatorEndpoint: vals[EnvEmulatorEndpoint],
 		AccessKeyID: vals[EnvAccessKeyID], AccessKeySecret: vals[EnvAccessKeySecret],
 		RegionID: vals[EnvRegionID], ClusterID: vals[EnvClusterID], VpcID: vals[EnvVpcID],
+		ZoneMaps: vals[EnvZoneMaps],
 	}
 	return e, nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,17 +73,18 @@ func registerNodes(ctx context.Context, cs kubernetes.Interface, instances []Ins
 	return registered, nil
 }
 
-// applyExamples creates every object of the YAML files in dir that does
-// not exist yet. Existing objects are left as they are, so what a user
-// changed (replicas, traffic policy) survives a restart.
+// sandboxExamples are the files of examples/ that every sandbox deploys;
+// the others (nlb-service.yaml needs the sandbox's vSwitches substituted)
+// are applied by hand, as the README shows.
+var sandboxExamples = []string{"clb-service.yaml"}
+
+// applyExamples creates every object of the sandbox's example files in dir
+// that does not exist yet. Existing objects are left as they are, so what a
+// user changed (replicas, traffic policy) survives a restart.
 func applyExamples(ctx context.Context, cfg *rest.Config, dir string) (created []string, err error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no example manifests in %s", dir)
+	var files []string
+	for _, f := range sandboxExamples {
+		files = append(files, filepath.Join(dir, f))
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

@@ -407,6 +407,7 @@ func (s *sandbox) startCCM(ctx context.Context, f *cloudFacts) (ccmControllers, 
 			vsw = append(vsw, z+":"+id)
 		}
 	}
+	s.env.ZoneMaps = strings.Join(vsw, ",")
 	cfgPath := filepath.Join(s.dir, "cloud-config.yaml")
 	cfg := fmt.Sprintf("# Written by the sandbox; credentials come from the environment.\nGlobal:\n  clusterID: %s\n  region: %s\n  vpcid: %s\n  vswitchid: %q\n  routeTableIDs: %s\n",
 		ClusterID, Region, f.VpcID, strings.Join(vsw, ","), f.RouteTableID)
