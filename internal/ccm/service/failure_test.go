@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -149,6 +150,15 @@ func TestEventsAggregateAndWaitingIsNormal(t *testing.T) {
 			if e.Reason == "SyncLoadBalancerFailed" {
 				t.Errorf("busy cloud reported as a failure: %s", e.Message)
 			}
+		}
+		// Each retry of the injected fault is in the log (klog V(2)).
+		logged, err := os.ReadFile(ccm.LogPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		retry := regexp.MustCompile(`"Retrying cloud call".*action="CreateLoadBalancer".*code="SystemBusy"`)
+		if n := len(retry.FindAll(logged, -1)); n < 2 {
+			t.Errorf("%d retries of the busy CreateLoadBalancer logged, want at least 2", n)
 		}
 	})
 }
