@@ -225,7 +225,7 @@ var Registry = []Annotation{
 	p("protocol-port", ScopeCLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp, http or https and port a Service port"), def("the Service port's protocol")),
 	p("protocol-port", ScopeNLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp or tcpssl and port a Service port"), def("the Service port's protocol"), backends()),
 	p("cert-id", ScopeCLB, KindString, "Server certificate of HTTPS listeners."),
-	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
+	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners: the first is the default one, the others are associated as additional certificates.", format("certificate ids separated by commas")),
 	p("tls-cipher-policy", ScopeCLB, KindEnum, "TLS policy of HTTPS listeners.", values("tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3")),
 	p("tls-cipher-policy", ScopeNLB, KindString, "Security policy of TCPSSL listeners (system tls_cipher_policy_* or a custom policy id)."),
 	p("idle-timeout", ScopeCLB, KindInt, "HTTP/HTTPS connection idle timeout in seconds.", rng(1, 60)),
@@ -312,7 +312,7 @@ var Registry = []Annotation{
 	p("ppv2-pvl-vpc-id-enabled", ScopeNLB, KindOnOff, "Proxy Protocol v2: carry the VPC id."),
 	p("alpn", ScopeNLB, KindOnOff, "ALPN on TCPSSL listeners."),
 	p("alpn-policy", ScopeNLB, KindEnum, "ALPN policy.", values("HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional")),
-	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
+	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners (with the cert-id entries after the first). Set (even empty), or with several cert-id entries, it is the listener's whole additional set: others are disassociated; absent, certificates added outside the Service stay.", format("certificate ids separated by commas, or empty"), emptyIsValue()),
 	p("listener-port-range", ScopeNLB, KindFormat, "Serve a port range with one listener (eni backends only).", format("start-end:port,... with 1 ≤ start ≤ end ≤ 65535 and port a Service port"), backends()),
 
 	// Keys outside the prefix.

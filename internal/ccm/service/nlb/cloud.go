@@ -581,7 +581,8 @@ func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, err
 	}
 }
 
-func (a api) createListener(ctx context.Context, lbID string, l Listener, groupID string) (string, error) {
+// createListener returns the new listener's id and its job.
+func (a api) createListener(ctx context.Context, lbID string, l Listener, groupID string) (string, string, error) {
 	r := nlb.CreateCreateListenerRequest()
 	r.LoadBalancerId, r.ListenerProtocol, r.ServerGroupId, r.ListenerDescription = lbID, l.Protocol, groupID, l.Description
 	r.ListenerPort = requests.NewInteger(int(l.Port))
@@ -594,9 +595,9 @@ func (a api) createListener(ctx context.Context, lbID string, l Listener, groupI
 		return c.NLB.CreateListener(r)
 	}, cloud.ClientTokenOf(r))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return resp.JobId, nil
+	return resp.ListenerId, resp.JobId, nil
 }
 
 func (a api) updateListener(ctx context.Context, id string, params map[string]string, groupID string) (string, error) {
