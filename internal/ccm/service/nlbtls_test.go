@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"sort"
 	"strings"
@@ -68,16 +69,19 @@ func nlbWritesSince(seq uint64) map[string]int {
 
 // TestNLBTLSCertificates: through the controller, a TCPSSL listener gets
 // the first cert-id as its default certificate and the other cert-id
-// entries plus additional-cert-ids as additional ones; an annotation edit
-// moves only the difference (one disassociate, one associate).
+// entries plus additional-cert-ids as additional ones, and the ppv2-*
+// annotations as its ProxyProtocolV2Config; an annotation edit moves only
+// the difference (one disassociate, one associate).
 func TestNLBTLSCertificates(t *testing.T) {
 	t.Parallel()
 	const name = "nlb-tls"
 	svc := newService(svcSpec{name: name, ports: []int32{443}, annotations: map[string]string{
-		annotations.Key("zone-maps"):           nlbZoneMaps(),
-		annotations.Key("protocol-port"):       "tcpssl:443",
-		annotations.Key("cert-id"):             "cert-main,cert-two",
-		annotations.Key("additional-cert-ids"): "cert-three",
+		annotations.Key("zone-maps"):               nlbZoneMaps(),
+		annotations.Key("protocol-port"):           "tcpssl:443",
+		annotations.Key("cert-id"):                 "cert-main,cert-two",
+		annotations.Key("additional-cert-ids"):     "cert-three",
+		annotations.Key("proxy-protocol"):          "on",
+		annotations.Key("ppv2-pvl-vpc-id-enabled"): "on",
 	}})
 	svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
 	if _, err := kube(t).CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
@@ -93,6 +97,26 @@ func TestNLBTLSCertificates(t *testing.T) {
 		})
 	}
 	want("cert-main", "cert-three", "cert-two")
+	ls := nlb.CreateListListenersRequest()
+	ls.LoadBalancerIds = &[]string{id}
+	resp, err := nlbClient(t).ListListeners(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Listeners []struct {
+			ProxyProtocolEnabled  bool
+			ProxyProtocolV2Config map[string]bool
+		}
+	}
+	if err := json.Unmarshal(resp.GetHttpContentBytes(), &raw); err != nil || len(raw.Listeners) != 1 {
+		t.Fatalf("ListListeners: %v %s", err, resp.GetHttpContentString())
+	}
+	if l := raw.Listeners[0]; !l.ProxyProtocolEnabled || !reflect.DeepEqual(l.ProxyProtocolV2Config, map[string]bool{
+		"Ppv2VpcIdEnabled": true, "Ppv2PrivateLinkEpIdEnabled": false, "Ppv2PrivateLinkEpsIdEnabled": false,
+	}) {
+		t.Errorf("proxy protocol %v, v2 config %v", l.ProxyProtocolEnabled, l.ProxyProtocolV2Config)
+	}
 
 	seq := lastSeq()
 	updateService(t, name, func(s *corev1.Service) {

@@ -571,8 +571,13 @@ func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, err
 		if err != nil {
 			return nil, err
 		}
+		ppv2 := ppv2Params(resp.GetHttpContentBytes())
 		for _, l := range resp.Listeners {
-			out = append(out, currentListener(l))
+			c := currentListener(l)
+			for k, v := range ppv2[l.ListenerId] {
+				c.Params[k] = v
+			}
+			out = append(out, c)
 		}
 		if resp.NextToken == "" || len(resp.Listeners) == 0 {
 			return out, nil

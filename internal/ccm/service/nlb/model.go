@@ -301,6 +301,7 @@ func listenerSettings(s *annotations.Settings, proto string) map[string]string {
 	if l.CPS != nil {
 		set["Cps"] = strconv.Itoa(*l.CPS)
 	}
+	ppv2Settings(&l, set)
 	if proto != "TCPSSL" {
 		return set
 	}
@@ -334,7 +335,11 @@ var listParams = map[string]bool{
 // formParams expands settings into wire parameters (lists as Name.N).
 func formParams(set map[string]string) map[string]string {
 	out := make(map[string]string, len(set))
+	ppv2Form(set, out)
 	for k, v := range set {
+		if strings.HasPrefix(k, ppv2Prefix) {
+			continue
+		}
 		if !listParams[k] {
 			out[k] = v
 			continue

@@ -1,13 +1,16 @@
 package nlb_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"sort"
 	"testing"
 
 	sdknlb "github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
 // certs returns a listener's default and additional server certificates
@@ -94,3 +97,77 @@ func TestAdditionalCertificates(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// ppv2 reads a listener's ProxyProtocolV2Config from the raw ListListeners
+// answer (the typed response has no field for it).
+func (f *fixture) ppv2(lbID string) map[string]bool {
+	f.t.Helper()
+	r := sdknlb.CreateListListenersRequest()
+	r.LoadBalancerIds = &[]string{lbID}
+	resp, err := f.sdk.ListListeners(r)
+	emulatortest.NoError(f.t, err)
+	var body struct {
+		Listeners []struct{ ProxyProtocolV2Config map[string]bool }
+	}
+	emulatortest.NoError(f.t, json.Unmarshal(resp.GetHttpContentBytes(), &body))
+	if len(body.Listeners) != 1 {
+		f.t.Fatalf("%d listeners", len(body.Listeners))
+	}
+	return body.Listeners[0].ProxyProtocolV2Config
+}
+
+// TestProxyProtocolV2: the ppv2-* annotations become the listener's
+// ProxyProtocolV2Config, on create and on change; a change sends only the
+// fields that differ, and a converged Ensure writes nothing.
+func TestProxyProtocolV2(t *testing.T) {
+	f := newFixture(t)
+	s := svc("ppv2", map[string]string{"proxy-protocol": "on", "ppv2-pvl-vpc-id-enabled": "on"})
+	req := f.ensureNew(request(t, s, instances[:2], nil))
+	lbID := req.LoadBalancerID
+	const vpc, ep, eps = "Ppv2VpcIdEnabled", "Ppv2PrivateLinkEpIdEnabled", "Ppv2PrivateLinkEpsIdEnabled"
+	if got := f.ppv2(lbID); !reflect.DeepEqual(got, map[string]bool{vpc: true, ep: false, eps: false}) {
+		t.Fatalf("after create: %v", got)
+	}
+	for _, tc := range []struct {
+		name string
+		ann  map[string]string
+		sent string // the ProxyProtocolV2Config of the one update, "" = no write
+		want map[string]bool
+	}{
+		{"converged", map[string]string{"ppv2-pvl-vpc-id-enabled": "on"}, "", map[string]bool{vpc: true, ep: false, eps: false}},
+		{"endpoint ids on", map[string]string{"ppv2-pvl-vpc-id-enabled": "on", "ppv2-pvl-ep-id-enabled": "on", "ppv2-pvl-eps-id-enabled": "on"},
+			`{"Ppv2PrivateLinkEpIdEnabled":true,"Ppv2PrivateLinkEpsIdEnabled":true}`, map[string]bool{vpc: true, ep: true, eps: true}},
+		{"vpc off", map[string]string{"ppv2-pvl-vpc-id-enabled": "off", "ppv2-pvl-ep-id-enabled": "on", "ppv2-pvl-eps-id-enabled": "on"},
+			`{"Ppv2VpcIdEnabled":false}`, map[string]bool{vpc: false, ep: true, eps: true}},
+		{"annotations removed", nil, "", map[string]bool{vpc: false, ep: true, eps: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"ppv2-pvl-vpc-id-enabled", "ppv2-pvl-ep-id-enabled", "ppv2-pvl-eps-id-enabled"} {
+				delete(s.Annotations, annKey(k))
+			}
+			for k, v := range tc.ann {
+				s.Annotations[annKey(k)] = v
+			}
+			r := request(t, s, instances[:2], nil)
+			r.LoadBalancerID = lbID
+			m := f.mark()
+			f.ensure(r)
+			var sent []string
+			for _, rec := range f.env.Emulator.Requests(gateway.RequestFilter{AfterSeq: m}) {
+				if !api.IsReadOnlyAction(rec.Action) {
+					sent = append(sent, rec.Action+" "+rec.Params["ProxyProtocolV2Config"])
+				}
+			}
+			want := []string(nil)
+			if tc.sent != "" {
+				want = []string{"UpdateListenerAttribute " + tc.sent}
+			}
+			if !reflect.DeepEqual(sent, want) {
+				t.Errorf("writes %q, want %q", sent, want)
+			}
+			if got := f.ppv2(lbID); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ProxyProtocolV2Config %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
