@@ -103,6 +103,10 @@ type Annotation struct {
 	Backends bool
 	// Doc is a one-line description.
 	Doc string
+	// NotApplied, when set, says why values other than Default are read
+	// but not applied; a Service setting one gets a Warning event
+	// (Settings.NotApplied) instead of a silent no-op.
+	NotApplied string
 }
 
 // Suffix returns the part after the prefix, or the full key for keys
@@ -158,6 +162,9 @@ func immutable() func(*Annotation)         { return func(a *Annotation) { a.Immu
 func emptyIsValue() func(*Annotation)      { return func(a *Annotation) { a.EmptyIsValue = true } }
 func backends() func(*Annotation)          { return func(a *Annotation) { a.Backends = true } }
 func fullKey(key string) func(*Annotation) { return func(a *Annotation) { a.Key, a.Legacy = key, "" } }
+func notApplied(why string) func(*Annotation) {
+	return func(a *Annotation) { a.NotApplied = why }
+}
 
 // Defaults used when an annotation is absent; the registry quotes them so
 // code and docs cannot disagree.
@@ -259,9 +266,11 @@ var Registry = []Annotation{
 	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off"), backends()),
 	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values"), backends()),
 	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off"), backends()),
-	// Not marked backends(): parsed but not applied yet (IPv4 backends only),
-	// so a bad value cannot change which backends a Service gets.
-	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion)),
+	// Not marked backends(): ipv6 and dualstack are not applied (IPv4
+	// backends only), so a bad value cannot change which backends a Service
+	// gets.
+	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion),
+		notApplied("backends are registered by their IPv4 address only, as the emulated cloud has no IPv6 backends to test against")),
 
 	// CLB only.
 	p("spec", ScopeCLB, KindEnum, "Instance spec (pay by spec).", values(CLBSpecs...), def(DefaultSpec)),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -502,6 +503,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	ctx = klog.NewContext(ctx, logger)
 
 	settings, perr := annotations.Parse(svc, c.defaultsFor(p))
+	if settings != nil {
+		// Read but not applied: say so once per change or resync interval
+		// rather than let the Service look configured.
+		if na := settings.NotApplied(); len(na) > 0 {
+			c.warnOnce(svc, key, annotations.EventNotApplied, strings.Join(na, "; "))
+		} else {
+			c.notes.Delete(noteKey(key, annotations.EventNotApplied))
+		}
+	}
 	if perr != nil {
 		var inv *annotations.InvalidError
 		if !errors.As(perr, &inv) {
@@ -768,7 +778,7 @@ func (c *Controller) warnOnce(svc *corev1.Service, key, reason, message string) 
 
 // forget drops what the controller remembers of a Service.
 func (c *Controller) forget(key string, uid types.UID) {
-	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable} {
+	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, annotations.EventNotApplied} {
 		c.notes.Delete(noteKey(key, r))
 	}
 	if uid != "" {
