@@ -616,9 +616,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 		return err
 	}
 	c.warn(svc, res)
-	if empty(req.Backends) {
-		c.warnOnce(svc, cache.MetaObjectToName(svc).String(), EventUnavailable, "There are no available backends for the load balancer")
-	}
+	c.noBackends(svc, req.Backends)
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
@@ -681,9 +679,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		observe(p.Kind(), verb, start, err)
 		return err
 	}
-	if empty(req.Backends) {
-		c.recorder.Event(svc, corev1.EventTypeWarning, EventUnavailable, "There are no available backends for the load balancer")
-	}
+	c.noBackends(svc, req.Backends)
 	res, err := p.Ensure(ctx, req)
 	if err != nil {
 		observe(p.Kind(), verb, start, err)
@@ -774,6 +770,19 @@ func (c *Controller) warnOnce(svc *corev1.Service, key, reason, message string) 
 	}
 	c.recorder.Event(svc, corev1.EventTypeWarning, reason, message)
 	c.notes.Store(k, note{hash: h, at: now})
+}
+
+// noBackends warns that the load balancer has nothing to forward to, on
+// full and backend-only passes alike, at the warnOnce rate; once backends
+// are back the note is dropped, so the next time they all go is reported
+// at once.
+func (c *Controller) noBackends(svc *corev1.Service, backends map[int32][]Target) {
+	key := cache.MetaObjectToName(svc).String()
+	if !empty(backends) {
+		c.notes.Delete(noteKey(key, EventUnavailable))
+		return
+	}
+	c.warnOnce(svc, key, EventUnavailable, "There are no available backends for the load balancer")
 }
 
 // forget drops what the controller remembers of a Service.
