@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -49,8 +50,11 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultWorkers          = 5
-	DefaultResyncPeriod     = 5 * time.Minute
+	DefaultWorkers      = 5
+	DefaultResyncPeriod = 5 * time.Minute
+	// DefaultVerifyPeriod is how often the periodic re-check of an
+	// unchanged Service runs a full sync instead of the backend-only pass.
+	DefaultVerifyPeriod     = 30 * time.Minute
 	DefaultConfiguringRetry = 2 * time.Second
 	// DefaultMaxConfiguringRetry caps the backoff while the cloud is busy.
 	DefaultMaxConfiguringRetry = time.Minute
@@ -83,6 +87,12 @@ type Options struct {
 	// ResyncPeriod re-checks every Service this often, so that drift in
 	// the cloud is found without a Service change (default 5m).
 	ResyncPeriod time.Duration
+	// VerifyPeriod is how often a Service the hash gate would pass gets a
+	// full sync anyway (default 30m), so that load balancer attributes and
+	// listener settings changed in the console are put back without a
+	// Service change; in between, the periodic re-check is the cheaper
+	// backend-only pass.
+	VerifyPeriod time.Duration
 	// ConfiguringRetry is the first requeue delay while the cloud is busy
 	// configuring (default 2s); it doubles on each busy answer up to
 	// MaxConfiguringRetry (default 1m).
@@ -116,6 +126,9 @@ type Controller struct {
 	// proved the Service's from the cloud, so the hash-gated pass need not
 	// read the load balancer again.
 	proven sync.Map
+	// verified holds, per Service UID, when its load balancer was last
+	// fully synced (Ensure), for VerifyPeriod.
+	verified sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
 }
@@ -137,6 +150,9 @@ func New(opts Options) (*Controller, error) {
 	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = DefaultResyncPeriod
+	}
+	if opts.VerifyPeriod <= 0 {
+		opts.VerifyPeriod = DefaultVerifyPeriod
 	}
 	if opts.ConfiguringRetry <= 0 {
 		opts.ConfiguringRetry = DefaultConfiguringRetry
@@ -536,6 +552,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	hash := naming.Hash(svc)
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
 		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
+	if gated && c.verifyDue(svc.UID) {
+		// Drift the backend pass cannot see (attributes, listener
+		// settings) is found by a full sync once per VerifyPeriod.
+		logger.V(2).Info("Verifying the load balancer with a full sync", "loadBalancer", req.LoadBalancerID, "period", c.opts.VerifyPeriod)
+		return c.ensure(ctx, p, svc, req, hash, true)
+	}
 	if gated {
 		err := c.syncBackends(ctx, p, svc, req, false)
 		if !errors.Is(err, ErrFullSyncNeeded) {
@@ -543,7 +565,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		logger.Info("Load balancer drifted or not proven; running a full sync", "loadBalancer", req.LoadBalancerID)
 	}
-	return c.ensure(ctx, p, svc, req, hash)
+	return c.ensure(ctx, p, svc, req, hash, false)
+}
+
+// verifyDue reports whether the Service's load balancer was last fully
+// synced VerifyPeriod ago. A Service first seen on a gated pass (after a
+// restart) counts as synced at a random point of the last period, so the
+// verifications of many Services spread out instead of all coming due at
+// once.
+func (c *Controller) verifyDue(uid types.UID) bool {
+	now := time.Now()
+	v, ok := c.verified.Load(uid)
+	if !ok {
+		c.verified.Store(uid, now.Add(-time.Duration(rand.Int64N(int64(c.opts.VerifyPeriod)))))
+		return false
+	}
+	return now.Sub(v.(time.Time)) >= c.opts.VerifyPeriod
 }
 
 // request builds the Request of a sync from the informer caches.
@@ -646,8 +683,10 @@ func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Ser
 }
 
 // ensure runs a full sync: the ownership rules, the finalizer (so nothing
-// created can leak), the Provider, then labels and status.
-func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service, req *Request, hash string) error {
+// created can leak), the Provider, then labels and status. A periodic
+// verification (verify) records no Normal events: it usually changes
+// nothing, and the Warnings say what it found.
+func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service, req *Request, hash string, verify bool) error {
 	key := cache.MetaObjectToName(svc).String()
 	verb := VerbUpdate
 	if req.LoadBalancerID == "" {
@@ -673,7 +712,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.notes.Delete(noteKey(key, EventNotOwned))
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
-	c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
+	if !verify {
+		c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
+	}
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
 		observe(p.Kind(), verb, start, err)
@@ -687,6 +728,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	c.proven.Store(svc.UID, res.LoadBalancerID)
+	c.verified.Store(svc.UID, time.Now())
 	c.warn(svc, res)
 	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}); err != nil {
 		observe(p.Kind(), verb, start, err)
@@ -698,7 +740,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	observe(p.Kind(), verb, start, nil)
-	c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
+	if !verify {
+		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
+	}
 	klog.FromContext(ctx).V(2).Info("Ensured load balancer", "loadBalancer", res.LoadBalancerID, "took", time.Since(start))
 	return nil
 }
@@ -728,6 +772,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		return err
 	}
 	c.proven.Delete(svc.UID)
+	c.verified.Delete(svc.UID)
 	if svc.DeletionTimestamp == nil {
 		if err := c.patchStatus(ctx, svc, nil); err != nil {
 			return err
@@ -792,6 +837,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 	}
 	if uid != "" {
 		c.proven.Delete(uid)
+		c.verified.Delete(uid)
 	}
 }
 
