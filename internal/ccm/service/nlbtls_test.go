@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -56,12 +57,19 @@ func nlbListenerCerts(t *testing.T, lbID string) (string, []string, error) {
 	return def, extra, nil
 }
 
-// nlbWritesSince counts the NLB write calls after seq by action.
-func nlbWritesSince(seq uint64) map[string]int {
+// nlbWritesSince counts the NLB write calls after seq that name one of
+// ids (tests run in parallel), by action.
+func nlbWritesSince(seq uint64, ids ...string) map[string]int {
 	out := map[string]int{}
 	for _, r := range cloud.Requests(gateway.RequestFilter{Product: "nlb", AfterSeq: seq}) {
-		if isWrite(r.Action) {
-			out[r.Action]++
+		if !isWrite(r.Action) {
+			continue
+		}
+		for _, v := range r.Params {
+			if slices.Contains(ids, v) {
+				out[r.Action]++
+				break
+			}
 		}
 	}
 	return out
@@ -124,7 +132,12 @@ func TestNLBTLSCertificates(t *testing.T) {
 	})
 	want("cert-main", "cert-four", "cert-two")
 	waitIngress(t, name, 30*time.Second)
-	got := nlbWritesSince(seq)
+	ls = nlb.CreateListListenersRequest()
+	ls.LoadBalancerIds = &[]string{id}
+	if resp, err = nlbClient(t).ListListeners(ls); err != nil || len(resp.Listeners) != 1 {
+		t.Fatalf("listeners: %v", err)
+	}
+	got := nlbWritesSince(seq, id, resp.Listeners[0].ListenerId)
 	if got["AssociateAdditionalCertificatesWithListener"] != 1 || got["DisassociateAdditionalCertificatesWithListener"] != 1 || len(got) != 2 {
 		t.Errorf("NLB writes for one swapped certificate: %v", got)
 	}
