@@ -50,6 +50,9 @@ func Docs() []byte {
 			if a.Backends {
 				doc += " *Backends.*"
 			}
+			if a.NotApplied != "" {
+				doc += fmt.Sprintf(" **Not applied** except the default: %s; another value gets a Warning event `%s`.", a.NotApplied, EventNotApplied)
+			}
 			def := a.Default
 			if def == "" {
 				def = "–"

@@ -50,6 +50,7 @@ func Parse(svc *corev1.Service, defaults Defaults) (*Settings, error) {
 	r.backend(s, defaults)
 	r.ports(s, svc)
 	r.crossField(s)
+	s.notApplied = r.notApplied()
 	if len(r.problems) > 0 {
 		return s, &InvalidError{Problems: r.problems}
 	}
@@ -66,6 +67,24 @@ type reader struct {
 	// forwardAt is the forward-port element of each forwarding port, so the
 	// cross-field check can point at the element it rejects.
 	forwardAt map[int32]element
+}
+
+// notApplied describes each annotation present with a value the
+// controllers do not apply (registry NotApplied), in registry order.
+func (r *reader) notApplied() []string {
+	var out []string
+	for i := range Registry {
+		a := &Registry[i]
+		if a.NotApplied == "" || !a.Scope.has(r.owner) {
+			continue
+		}
+		key, v, ok := lookup(r.ann, a)
+		if v = strings.TrimSpace(v); !ok || v == "" || strings.EqualFold(v, a.Default) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s is not applied: %s", key, quote(v), a.NotApplied))
+	}
+	return out
 }
 
 func (r *reader) entry(suffix string) *Annotation {

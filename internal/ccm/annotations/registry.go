@@ -103,6 +103,10 @@ type Annotation struct {
 	Backends bool
 	// Doc is a one-line description.
 	Doc string
+	// NotApplied, when set, says why values other than Default are read
+	// but not applied; a Service setting one gets a Warning event
+	// (Settings.NotApplied) instead of a silent no-op.
+	NotApplied string
 }
 
 // Suffix returns the part after the prefix, or the full key for keys
@@ -158,6 +162,9 @@ func immutable() func(*Annotation)         { return func(a *Annotation) { a.Immu
 func emptyIsValue() func(*Annotation)      { return func(a *Annotation) { a.EmptyIsValue = true } }
 func backends() func(*Annotation)          { return func(a *Annotation) { a.Backends = true } }
 func fullKey(key string) func(*Annotation) { return func(a *Annotation) { a.Key, a.Legacy = key, "" } }
+func notApplied(why string) func(*Annotation) {
+	return func(a *Annotation) { a.NotApplied = why }
+}
 
 // Defaults used when an annotation is absent; the registry quotes them so
 // code and docs cannot disagree.
@@ -225,7 +232,7 @@ var Registry = []Annotation{
 	p("protocol-port", ScopeCLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp, http or https and port a Service port"), def("the Service port's protocol")),
 	p("protocol-port", ScopeNLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp or tcpssl and port a Service port"), def("the Service port's protocol"), backends()),
 	p("cert-id", ScopeCLB, KindString, "Server certificate of HTTPS listeners."),
-	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
+	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners: the first is the default one, the others are associated as additional certificates.", format("certificate ids separated by commas")),
 	p("tls-cipher-policy", ScopeCLB, KindEnum, "TLS policy of HTTPS listeners.", values("tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3")),
 	p("tls-cipher-policy", ScopeNLB, KindString, "Security policy of TCPSSL listeners (system tls_cipher_policy_* or a custom policy id)."),
 	p("idle-timeout", ScopeCLB, KindInt, "HTTP/HTTPS connection idle timeout in seconds.", rng(1, 60)),
@@ -259,9 +266,11 @@ var Registry = []Annotation{
 	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off"), backends()),
 	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values"), backends()),
 	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off"), backends()),
-	// Not marked backends(): parsed but not applied yet (IPv4 backends only),
-	// so a bad value cannot change which backends a Service gets.
-	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion)),
+	// Not marked backends(): ipv6 and dualstack are not applied (IPv4
+	// backends only), so a bad value cannot change which backends a Service
+	// gets.
+	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion),
+		notApplied("backends are registered by their IPv4 address only, as the emulated cloud has no IPv6 backends to test against")),
 
 	// CLB only.
 	p("spec", ScopeCLB, KindEnum, "Instance spec (pay by spec).", values(CLBSpecs...), def(DefaultSpec)),
@@ -312,7 +321,7 @@ var Registry = []Annotation{
 	p("ppv2-pvl-vpc-id-enabled", ScopeNLB, KindOnOff, "Proxy Protocol v2: carry the VPC id."),
 	p("alpn", ScopeNLB, KindOnOff, "ALPN on TCPSSL listeners."),
 	p("alpn-policy", ScopeNLB, KindEnum, "ALPN policy.", values("HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional")),
-	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners.", format("certificate ids separated by commas")),
+	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners (with the cert-id entries after the first). Set (even empty), or with several cert-id entries, it is the listener's whole additional set: others are disassociated; absent, certificates added outside the Service stay.", format("certificate ids separated by commas, or empty"), emptyIsValue()),
 	p("listener-port-range", ScopeNLB, KindFormat, "Serve a port range with one listener (eni backends only).", format("start-end:port,... with 1 ≤ start ≤ end ≤ 65535 and port a Service port"), backends()),
 
 	// Keys outside the prefix.

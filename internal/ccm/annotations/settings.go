@@ -40,7 +40,19 @@ type Settings struct {
 	// Backend holds backend and server group settings.
 	Backend Backend
 
-	defaults Defaults
+	defaults   Defaults
+	notApplied []string
+}
+
+// EventNotApplied is the reason of the Warning event for annotations that
+// are read but whose value is not applied (registry NotApplied).
+const EventNotApplied = "AnnotationNotApplied"
+
+// NotApplied describes each annotation the Service sets to a value the
+// controllers read but do not apply, naming the key as written, the value
+// and why; empty when everything set is applied.
+func (s *Settings) NotApplied() []string {
+	return s.notApplied
 }
 
 // LoadBalancer is the load-balancer-level part of Settings.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,8 +50,11 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultWorkers          = 5
-	DefaultResyncPeriod     = 5 * time.Minute
+	DefaultWorkers      = 5
+	DefaultResyncPeriod = 5 * time.Minute
+	// DefaultVerifyPeriod is how often the periodic re-check of an
+	// unchanged Service runs a full sync instead of the backend-only pass.
+	DefaultVerifyPeriod     = 30 * time.Minute
 	DefaultConfiguringRetry = 2 * time.Second
 	// DefaultMaxConfiguringRetry caps the backoff while the cloud is busy.
 	DefaultMaxConfiguringRetry = time.Minute
@@ -82,6 +87,12 @@ type Options struct {
 	// ResyncPeriod re-checks every Service this often, so that drift in
 	// the cloud is found without a Service change (default 5m).
 	ResyncPeriod time.Duration
+	// VerifyPeriod is how often a Service the hash gate would pass gets a
+	// full sync anyway (default 30m), so that load balancer attributes and
+	// listener settings changed in the console are put back without a
+	// Service change; in between, the periodic re-check is the cheaper
+	// backend-only pass.
+	VerifyPeriod time.Duration
 	// ConfiguringRetry is the first requeue delay while the cloud is busy
 	// configuring (default 2s); it doubles on each busy answer up to
 	// MaxConfiguringRetry (default 1m).
@@ -115,6 +126,9 @@ type Controller struct {
 	// proved the Service's from the cloud, so the hash-gated pass need not
 	// read the load balancer again.
 	proven sync.Map
+	// verified holds, per Service UID, when its load balancer was last
+	// fully synced (Ensure), for VerifyPeriod.
+	verified sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
 }
@@ -136,6 +150,9 @@ func New(opts Options) (*Controller, error) {
 	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = DefaultResyncPeriod
+	}
+	if opts.VerifyPeriod <= 0 {
+		opts.VerifyPeriod = DefaultVerifyPeriod
 	}
 	if opts.ConfiguringRetry <= 0 {
 		opts.ConfiguringRetry = DefaultConfiguringRetry
@@ -501,6 +518,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	ctx = klog.NewContext(ctx, logger)
 
 	settings, perr := annotations.Parse(svc, c.defaultsFor(p))
+	if settings != nil {
+		// Read but not applied: say so once per change or resync interval
+		// rather than let the Service look configured.
+		if na := settings.NotApplied(); len(na) > 0 {
+			c.warnOnce(svc, key, annotations.EventNotApplied, strings.Join(na, "; "))
+		} else {
+			c.notes.Delete(noteKey(key, annotations.EventNotApplied))
+		}
+	}
 	if perr != nil {
 		var inv *annotations.InvalidError
 		if !errors.As(perr, &inv) {
@@ -525,6 +551,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	hash := naming.Hash(svc)
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
 		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
+	if gated && c.verifyDue(svc.UID) {
+		// Drift the backend pass cannot see (attributes, listener
+		// settings) is found by a full sync once per VerifyPeriod.
+		logger.V(2).Info("Verifying the load balancer with a full sync", "loadBalancer", req.LoadBalancerID, "period", c.opts.VerifyPeriod)
+		return c.ensure(ctx, p, svc, req, hash, true)
+	}
 	if gated {
 		err := c.syncBackends(ctx, p, svc, req, false)
 		if !errors.Is(err, ErrFullSyncNeeded) {
@@ -532,7 +564,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		logger.Info("Load balancer drifted or not proven; running a full sync", "loadBalancer", req.LoadBalancerID)
 	}
-	return c.ensure(ctx, p, svc, req, hash)
+	return c.ensure(ctx, p, svc, req, hash, false)
+}
+
+// verifyDue reports whether the Service's load balancer was last fully
+// synced VerifyPeriod ago. A Service first seen on a gated pass (after a
+// restart) counts as synced at a random point of the last period, so the
+// verifications of many Services spread out instead of all coming due at
+// once.
+func (c *Controller) verifyDue(uid types.UID) bool {
+	now := time.Now()
+	v, ok := c.verified.Load(uid)
+	if !ok {
+		c.verified.Store(uid, now.Add(-time.Duration(rand.Int64N(int64(c.opts.VerifyPeriod)))))
+		return false
+	}
+	return now.Sub(v.(time.Time)) >= c.opts.VerifyPeriod
 }
 
 // request builds the Request of a sync from the informer caches.
@@ -605,9 +652,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 		return err
 	}
 	c.warn(svc, res)
-	if empty(req.Backends) {
-		c.warnOnce(svc, cache.MetaObjectToName(svc).String(), EventUnavailable, "There are no available backends for the load balancer")
-	}
+	c.noBackends(svc, req.Backends)
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
@@ -637,8 +682,10 @@ func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Ser
 }
 
 // ensure runs a full sync: the ownership rules, the finalizer (so nothing
-// created can leak), the Provider, then labels and status.
-func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service, req *Request, hash string) error {
+// created can leak), the Provider, then labels and status. A periodic
+// verification (verify) records no Normal events: it usually changes
+// nothing, and the Warnings say what it found.
+func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service, req *Request, hash string, verify bool) error {
 	key := cache.MetaObjectToName(svc).String()
 	verb := VerbUpdate
 	if req.LoadBalancerID == "" {
@@ -664,15 +711,15 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.notes.Delete(noteKey(key, EventNotOwned))
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
-	c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
+	if !verify {
+		c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
+	}
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
 		observe(p.Kind(), verb, start, err)
 		return err
 	}
-	if empty(req.Backends) {
-		c.recorder.Event(svc, corev1.EventTypeWarning, EventUnavailable, "There are no available backends for the load balancer")
-	}
+	c.noBackends(svc, req.Backends)
 	res, err := p.Ensure(ctx, req)
 	if err != nil {
 		observe(p.Kind(), verb, start, err)
@@ -680,6 +727,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	c.proven.Store(svc.UID, res.LoadBalancerID)
+	c.verified.Store(svc.UID, time.Now())
 	c.warn(svc, res)
 	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}); err != nil {
 		observe(p.Kind(), verb, start, err)
@@ -691,7 +739,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	observe(p.Kind(), verb, start, nil)
-	c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
+	if !verify {
+		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
+	}
 	klog.FromContext(ctx).V(2).Info("Ensured load balancer", "loadBalancer", res.LoadBalancerID, "took", time.Since(start))
 	return nil
 }
@@ -721,6 +771,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		return err
 	}
 	c.proven.Delete(svc.UID)
+	c.verified.Delete(svc.UID)
 	if svc.DeletionTimestamp == nil {
 		if err := c.patchStatus(ctx, svc, nil); err != nil {
 			return err
@@ -765,13 +816,27 @@ func (c *Controller) warnOnce(svc *corev1.Service, key, reason, message string) 
 	c.notes.Store(k, note{hash: h, at: now})
 }
 
+// noBackends warns that the load balancer has nothing to forward to, on
+// full and backend-only passes alike, at the warnOnce rate; once backends
+// are back the note is dropped, so the next time they all go is reported
+// at once.
+func (c *Controller) noBackends(svc *corev1.Service, backends map[int32][]Target) {
+	key := cache.MetaObjectToName(svc).String()
+	if !empty(backends) {
+		c.notes.Delete(noteKey(key, EventUnavailable))
+		return
+	}
+	c.warnOnce(svc, key, EventUnavailable, "There are no available backends for the load balancer")
+}
+
 // forget drops what the controller remembers of a Service.
 func (c *Controller) forget(key string, uid types.UID) {
-	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable} {
+	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, annotations.EventNotApplied} {
 		c.notes.Delete(noteKey(key, r))
 	}
 	if uid != "" {
 		c.proven.Delete(uid)
+		c.verified.Delete(uid)
 	}
 }
 

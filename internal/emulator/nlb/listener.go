@@ -70,6 +70,9 @@ type Listener struct {
 	// ProxyProtocolEnabled passes client addresses to servers with the PROXY
 	// protocol.
 	ProxyProtocolEnabled bool `json:"proxyProtocolEnabled"`
+	// ProxyProtocolV2 says which identifiers the Proxy Protocol v2 header
+	// carries (ppv2.go).
+	ProxyProtocolV2 PPv2Config `json:"proxyProtocolV2Config"`
 	// SecSensorEnabled turns on second-level monitoring metrics.
 	SecSensorEnabled bool `json:"secSensorEnabled"`
 	// Cps is the listener's new-connections-per-second limit, 0 (unlimited)
@@ -197,6 +200,9 @@ func parseListenerOptions(p api.Params, l *Listener) error {
 		return err
 	}
 	if l.ProxyProtocolEnabled, err = p.Bool("ProxyProtocolEnabled", l.ProxyProtocolEnabled); err != nil {
+		return err
+	}
+	if err := parsePPv2(p, &l.ProxyProtocolV2); err != nil {
 		return err
 	}
 	if l.SecSensorEnabled, err = p.Bool("SecSensorEnabled", l.SecSensorEnabled); err != nil {
@@ -370,7 +376,7 @@ func (s *Service) listenerView(l *Listener, now time.Time) map[string]any {
 		"ProxyProtocolEnabled": l.ProxyProtocolEnabled, "SecSensorEnabled": l.SecSensorEnabled,
 		"ListenerStatus": l.status(now), "Cps": l.Cps, "Mss": l.Mss,
 		"CertificateIds": nonNil(l.CertificateIDs), "CaCertificateIds": nonNil(l.CACertificateIDs),
-		"Tags": api.TagMaps(l.Tags, "Key", "Value"),
+		"Tags": api.TagMaps(l.Tags, "Key", "Value"), "ProxyProtocolV2Config": ppv2View(l.ProxyProtocolV2),
 	}
 	if l.Port == 0 {
 		out["StartPort"], out["EndPort"] = strconv.Itoa(l.StartPort), strconv.Itoa(l.EndPort)

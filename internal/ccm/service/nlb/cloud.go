@@ -571,8 +571,13 @@ func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, err
 		if err != nil {
 			return nil, err
 		}
+		ppv2 := ppv2Params(resp.GetHttpContentBytes())
 		for _, l := range resp.Listeners {
-			out = append(out, currentListener(l))
+			c := currentListener(l)
+			for k, v := range ppv2[l.ListenerId] {
+				c.Params[k] = v
+			}
+			out = append(out, c)
 		}
 		if resp.NextToken == "" || len(resp.Listeners) == 0 {
 			return out, nil
@@ -581,7 +586,8 @@ func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, err
 	}
 }
 
-func (a api) createListener(ctx context.Context, lbID string, l Listener, groupID string) (string, error) {
+// createListener returns the new listener's id and its job.
+func (a api) createListener(ctx context.Context, lbID string, l Listener, groupID string) (string, string, error) {
 	r := nlb.CreateCreateListenerRequest()
 	r.LoadBalancerId, r.ListenerProtocol, r.ServerGroupId, r.ListenerDescription = lbID, l.Protocol, groupID, l.Description
 	r.ListenerPort = requests.NewInteger(int(l.Port))
@@ -594,9 +600,9 @@ func (a api) createListener(ctx context.Context, lbID string, l Listener, groupI
 		return c.NLB.CreateListener(r)
 	}, cloud.ClientTokenOf(r))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return resp.JobId, nil
+	return resp.ListenerId, resp.JobId, nil
 }
 
 func (a api) updateListener(ctx context.Context, id string, params map[string]string, groupID string) (string, error) {

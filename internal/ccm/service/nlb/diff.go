@@ -96,6 +96,9 @@ type ListenerPlan struct {
 	Start []CurrentListener
 	// Conflicts describe desired ports held by listeners we must not touch.
 	Conflicts []string
+	// Kept maps the Service ports served by an existing listener (updated
+	// or not) to its id.
+	Kept map[PortKey]string
 }
 
 // Empty reports whether the plan changes nothing.
@@ -118,7 +121,7 @@ func (p ListenerPlan) Empty() bool {
 // listener we change but never clean up. groupIDs maps PortKeys to the
 // group serving them.
 func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref, force bool, groupIDs map[PortKey]string) ListenerPlan {
-	var plan ListenerPlan
+	plan := ListenerPlan{Kept: map[PortKey]string{}}
 	matched := map[int]bool{}
 	deleting := map[int]bool{}
 	for _, d := range desired {
@@ -156,6 +159,7 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 			continue
 		}
 		c := current[keep]
+		plan.Kept[d.ServicePort] = c.ID
 		u := ListenerUpdate{ID: c.ID, Listener: d, Params: changed(d.Set, c.Params)}
 		if c.Description != d.Description {
 			u.Params["ListenerDescription"] = d.Description

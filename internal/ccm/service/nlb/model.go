@@ -102,6 +102,11 @@ type Listener struct {
 	// Set are the settings the annotations ask for, under their API
 	// parameter names (lists comma-joined).
 	Set map[string]string
+	// ManageCerts reports that the annotations name the listener's
+	// additional certificates (TCPSSL): AdditionalCerts is then its whole set.
+	ManageCerts bool
+	// AdditionalCerts are the server certificates besides the default one.
+	AdditionalCerts []string
 }
 
 // span returns the inclusive port span a listener occupies.
@@ -171,6 +176,7 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		}
 		key := KeyOf(p.Port, proto == "UDP")
 		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
+		l.AdditionalCerts, l.ManageCerts = additionalCerts(s, proto)
 		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset}
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End
@@ -295,6 +301,7 @@ func listenerSettings(s *annotations.Settings, proto string) map[string]string {
 	if l.CPS != nil {
 		set["Cps"] = strconv.Itoa(*l.CPS)
 	}
+	ppv2Settings(&l, set)
 	if proto != "TCPSSL" {
 		return set
 	}
@@ -328,7 +335,11 @@ var listParams = map[string]bool{
 // formParams expands settings into wire parameters (lists as Name.N).
 func formParams(set map[string]string) map[string]string {
 	out := make(map[string]string, len(set))
+	ppv2Form(set, out)
 	for k, v := range set {
+		if strings.HasPrefix(k, ppv2Prefix) {
+			continue
+		}
 		if !listParams[k] {
 			out[k] = v
 			continue

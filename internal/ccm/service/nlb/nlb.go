@@ -201,7 +201,19 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	for _, c := range lplan.Conflicts {
 		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
 	}
-	if err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs); err != nil {
+	newListeners, err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[PortKey]string{}
+	for k, id := range lplan.Kept {
+		ids[k] = id
+	}
+	isNew := map[PortKey]bool{}
+	for k, id := range newListeners {
+		ids[k], isNew[k] = id, true
+	}
+	if err := p.syncCerts(ctx, model, ids, isNew); err != nil {
 		return nil, err
 	}
 	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
@@ -387,8 +399,10 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 }
 
 // applyListeners runs a listener plan. Every listener job locks the load
-// balancer, so each call waits for its job before the next.
-func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) error {
+// balancer, so each call waits for its job before the next. It returns the
+// ids of the listeners it created, by Service port.
+func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) (map[PortKey]string, error) {
+	created := map[PortKey]string{}
 	step := func(what string, call func() (string, error)) error {
 		job, err := call()
 		if err != nil {
@@ -400,14 +414,18 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 		if err := step(fmt.Sprintf("delete listener %s (%s:%d)", c.ID, c.Protocol, c.Port), func() (string, error) {
 			return p.api.deleteListener(ctx, c.ID)
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, l := range plan.Create {
 		if err := step(fmt.Sprintf("create listener %s:%d on %s", l.Protocol, l.Port, lbID), func() (string, error) {
-			return p.api.createListener(ctx, lbID, l, groupIDs[l.ServicePort])
+			id, job, err := p.api.createListener(ctx, lbID, l, groupIDs[l.ServicePort])
+			if id != "" {
+				created[l.ServicePort] = id
+			}
+			return job, err
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, u := range plan.Update {
@@ -418,17 +436,17 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 		if err := step(fmt.Sprintf("update listener %s", u.ID), func() (string, error) {
 			return p.api.updateListener(ctx, u.ID, u.Params, group)
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, c := range plan.Start {
 		if err := step(fmt.Sprintf("start listener %s", c.ID), func() (string, error) {
 			return p.api.startListener(ctx, c.ID)
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return created, nil
 }
 
 // deleteGroups deletes groups no listener of ours uses any more; one still
@@ -797,7 +815,8 @@ func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, i
 	if err != nil {
 		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
-	return true, p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
+	_, err = p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
+	return true, err
 }
 
 // removeBoundMembers takes this Service's servers (those carrying its
