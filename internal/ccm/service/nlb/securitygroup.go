@@ -259,7 +259,9 @@ type sourceRanges struct {
 // one: it has ranges, or its load balancer is in any group.
 func (p *Provider) findSourceRangeGroups(ctx context.Context, req *service.Request, lb *lbInfo) (*sourceRanges, error) {
 	sr := &sourceRanges{ranges: service.ParseSourceRanges(req.Service)}
-	if sr.ranges.Frozen() || (len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0) {
+	// Frozen ranges still read when the load balancer is in groups: the
+	// security-group-ids plan must know which of them is ours to keep.
+	if len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0 {
 		return sr, nil
 	}
 	owned, err := p.api.ownSecurityGroups(ctx, naming.DefaultTags(req.Service, req.ClusterID))
