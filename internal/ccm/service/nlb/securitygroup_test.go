@@ -1,10 +1,12 @@
 package nlb_test
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -14,6 +16,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/nlb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
 // ownGroups lists the security groups tagged for the Service, by the SDK.
@@ -207,4 +210,63 @@ func equalCounts(got, want map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// TestSourceRangesLostResponses: a response lost after ECS applied the
+// call. CreateSecurityGroup (not safe to replay) fails that sync and the
+// next finds the group by its tags; AuthorizeSecurityGroup (the same rule
+// twice is one rule) is replayed by the cloud client within the sync.
+// Either way: one group, exact rules, and a converged re-Ensure writes
+// nothing.
+func TestSourceRangesLostResponses(t *testing.T) {
+	for _, tc := range []struct {
+		action   string
+		replayed bool
+	}{{"CreateSecurityGroup", false}, {"AuthorizeSecurityGroup", true}} {
+		action := tc.action
+		t.Run(action, func(t *testing.T) {
+			f := newFixture(t)
+			s := svc("lost-"+strings.ToLower(action), nil)
+			s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+			r := request(t, s, instances, nil)
+			_, err := f.env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "ecs", Action: action, Drop: true, After: true, Count: 1})
+			emulatortest.NoError(t, err)
+			failed := false
+			for i := 0; i < 20; i++ {
+				res, err := f.p.Ensure(f.ctx, r)
+				if err == nil {
+					r.LoadBalancerID = res.LoadBalancerID
+					break
+				}
+				if !errors.As(err, new(*service.RetryError)) {
+					failed = true
+					t.Logf("sync %d: %v", i+1, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if failed == tc.replayed || r.LoadBalancerID == "" {
+				t.Fatalf("lost response failed a sync: %t; converged: %t", failed, r.LoadBalancerID != "")
+			}
+			gs := f.ownGroups(s)
+			if len(gs) != 1 {
+				t.Fatalf("%d groups tagged for the Service", len(gs))
+			}
+			desc := nlb.SecurityGroupRuleDescription("default", s.Name, clusterID)
+			if got := f.rules(gs[0].SecurityGroupId); !slices.Equal(got, []string{"accept 1 ALL -1/-1 10.0.0.0/8 " + desc, "drop 100 ALL -1/-1 0.0.0.0/0 " + desc}) {
+				t.Fatalf("rules %v", got)
+			}
+			want := 1
+			if tc.replayed {
+				want = 2
+			}
+			if n := len(f.env.Emulator.Requests(gateway.RequestFilter{Action: action})); n != want {
+				t.Fatalf("%s called %d times, want %d", action, n, want)
+			}
+			m := f.mark()
+			f.ensure(r)
+			if _, writes, by := f.callsSince(m); writes != 0 {
+				t.Fatalf("converged re-Ensure wrote %v", by)
+			}
+		})
+	}
 }
