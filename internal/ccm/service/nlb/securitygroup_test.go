@@ -10,6 +10,7 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	sdknlb "github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -269,4 +270,50 @@ func TestSourceRangesLostResponses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSourceRangesAdoptsTheExistingCCMGroup: a group as the existing CCM
+// leaves it (its name, tags, type, description and rules, joined to the
+// load balancer) is adopted as is: 0 writes.
+func TestSourceRangesAdoptsTheExistingCCMGroup(t *testing.T) {
+	f := newFixture(t)
+	s := svc("adopt", nil)
+	req := f.ensureNew(request(t, s, instances, nil))
+	desc := nlb.SecurityGroupRuleDescription("default", "adopt", clusterID)
+	e := f.env.ECS(t)
+	cr := ecs.CreateCreateSecurityGroupRequest()
+	cr.VpcId, cr.SecurityGroupName, cr.SecurityGroupType, cr.Description = vpcID, naming.NLBSecurityGroupName(naming.DefaultLBName(s)), "enterprise", desc
+	cr.Tag = &[]ecs.CreateSecurityGroupTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(s)}, {Key: naming.TagKeyCluster, Value: clusterID}}
+	created, err := e.CreateSecurityGroup(cr)
+	emulatortest.NoError(t, err)
+	ar := ecs.CreateAuthorizeSecurityGroupRequest()
+	ar.SecurityGroupId = created.SecurityGroupId
+	ar.Permissions = &[]ecs.AuthorizeSecurityGroupPermissions{
+		{Policy: "accept", Priority: "1", IpProtocol: "ALL", PortRange: "-1/-1", SourceCidrIp: "10.0.0.0/8", Description: desc},
+		{Policy: "drop", Priority: "100", IpProtocol: "ALL", PortRange: "-1/-1", SourceCidrIp: "0.0.0.0/0", Description: desc},
+	}
+	_, err = e.AuthorizeSecurityGroup(ar)
+	emulatortest.NoError(t, err)
+	j := sdknlbJoin(req.LoadBalancerID, created.SecurityGroupId)
+	_, err = f.sdk.LoadBalancerJoinSecurityGroup(j)
+	emulatortest.NoError(t, err)
+	emulatortest.Eventually(t, "join job done", func() bool { return f.getLB(req.LoadBalancerID).LoadBalancerStatus == "Active" })
+
+	s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+	r := request(t, s, instances, nil)
+	r.LoadBalancerID = req.LoadBalancerID
+	m := f.mark()
+	f.ensure(r)
+	if _, writes, by := f.callsSince(m); writes != 0 {
+		t.Fatalf("adopting the existing CCM's group wrote %v", by)
+	}
+	if gs := f.ownGroups(s); len(gs) != 1 || gs[0].SecurityGroupId != created.SecurityGroupId {
+		t.Fatalf("groups %+v", gs)
+	}
+}
+
+func sdknlbJoin(lbID, sg string) *sdknlb.LoadBalancerJoinSecurityGroupRequest {
+	r := sdknlb.CreateLoadBalancerJoinSecurityGroupRequest()
+	r.LoadBalancerId, r.SecurityGroupIds = lbID, &[]string{sg}
+	return r
 }
