@@ -235,8 +235,10 @@ func TestCLBSourceRanges(t *testing.T) {
 
 // TestNLBSourceRangesThroughTheController: an NLB Service with source
 // ranges gets the k8s-nlb-<name> security group (tagged for it, its rules
-// the ranges plus a drop of the rest), joined to its load balancer;
-// deleting the Service deletes the load balancer and the group.
+// the ranges plus a drop of the rest), joined to its load balancer and
+// named in the security-group-id label; removing the ranges deletes the
+// group and the label; deleting the Service deletes the load balancer and
+// the group.
 func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	t.Parallel()
 	var zoneMaps []string
@@ -253,7 +255,8 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := lbID(waitIngress(t, name, 60*time.Second))
+	got := waitIngress(t, name, 60*time.Second)
+	id := lbID(got)
 	groups := func() []ecs.SecurityGroup {
 		r := ecs.CreateDescribeSecurityGroupsRequest()
 		r.Tag = &[]ecs.DescribeSecurityGroupsTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(created)}}
@@ -268,6 +271,9 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 		t.Fatalf("security groups tagged for the Service: %+v", gs)
 	}
 	sg := gs[0].SecurityGroupId
+	if l := got.Labels[naming.LabelSecurityGroupID]; l != sg {
+		t.Fatalf("label %s=%q, want %s", naming.LabelSecurityGroupID, l, sg)
+	}
 	ar := ecs.CreateDescribeSecurityGroupAttributeRequest()
 	ar.SecurityGroupId = sg
 	attr, err := ecsClient(t).DescribeSecurityGroupAttribute(ar)
@@ -291,6 +297,16 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	if !slices.Equal(lb.SecurityGroupIds, []string{sg}) {
 		t.Fatalf("load balancer in %v, want %s", lb.SecurityGroupIds, sg)
 	}
+	updateService(t, name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
+	poll(t, 30*time.Second, "ranges removed: group deleted, label removed", func(ctx context.Context) (bool, error) {
+		s := getService(t, name)
+		_, labelled := s.Labels[naming.LabelSecurityGroupID]
+		return !labelled && len(groups()) == 0, nil
+	})
+	updateService(t, name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"} })
+	poll(t, 30*time.Second, "ranges back: a group again", func(ctx context.Context) (bool, error) {
+		return len(groups()) == 1, nil
+	})
 	deleteService(t, name)
 	if gs := groups(); len(gs) != 0 {
 		t.Fatalf("security groups left after the Service was deleted: %+v", gs)

@@ -199,6 +199,7 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if err != nil {
 		return nil, err
 	}
+	res.Labels = sr.labels()
 
 	var listeners []CurrentListener
 	if !created {

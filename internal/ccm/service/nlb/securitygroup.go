@@ -253,6 +253,17 @@ type sourceRanges struct {
 	ranges service.SourceRanges
 	// owned are the groups tagged for the Service.
 	owned []string
+	// label is the group to record in the Service's security-group-id
+	// label ("" removes it); nil leaves the label alone (nothing known).
+	label *string
+}
+
+// labels are the Service labels the sync determined.
+func (sr *sourceRanges) labels() map[string]string {
+	if sr.label == nil {
+		return nil
+	}
+	return map[string]string{naming.LabelSecurityGroupID: *sr.label}
 }
 
 // findSourceRangeGroups reads the Service's own groups when it may have
@@ -296,6 +307,8 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 	log := klog.FromContext(ctx)
 	joined := func(id string) bool { return slices.Contains(lb.SecurityGroupIDs, id) }
 	if len(sr.ranges.Prefixes) == 0 {
+		none := ""
+		sr.label = &none
 		return nil, p.dropSourceRangeGroups(ctx, lb.ID, sr.owned, joined)
 	}
 	desc := SecurityGroupRuleDescription(req.Service.Namespace, req.Service.Name, req.ClusterID)
@@ -345,6 +358,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 			return nil, err
 		}
 	}
+	sr.label = &keep
 	return nil, p.dropSourceRangeGroups(ctx, lb.ID, extra, joined)
 }
 

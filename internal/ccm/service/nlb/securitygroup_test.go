@@ -70,7 +70,8 @@ func TestSourceRangesSecurityGroup(t *testing.T) {
 	userRules := f.rules("sg-one")
 	s := svc("ranges", map[string]string{"security-group-ids": "sg-one"})
 	s.Spec.LoadBalancerSourceRanges = []string{"192.168.1.0/24", "10.0.0.1/8"}
-	req := f.ensureNew(request(t, s, instances, nil))
+	req := request(t, s, instances, nil)
+	first := f.ensure(req)
 	lbID := req.LoadBalancerID
 	desc := nlb.SecurityGroupRuleDescription("default", "ranges", clusterID)
 
@@ -99,6 +100,9 @@ func TestSourceRangesSecurityGroup(t *testing.T) {
 		}
 	}
 	wantRules("created", "10.0.0.0/8", "192.168.1.0/24")
+	if got, ok := first.Labels[naming.LabelSecurityGroupID]; !ok || got != sg {
+		t.Fatalf("labels %v, want %s=%s", first.Labels, naming.LabelSecurityGroupID, sg)
+	}
 	joined := func() []string {
 		got := f.getLB(lbID).SecurityGroupIds
 		slices.Sort(got)
@@ -156,6 +160,9 @@ func TestSourceRangesSecurityGroup(t *testing.T) {
 	if _, writes, by := f.callsSince(m); writes != 0 {
 		t.Fatalf("invalid range: writes %v", by)
 	}
+	if res.Labels != nil {
+		t.Fatalf("invalid range: labels %v, want none touched", res.Labels)
+	}
 	if len(res.Warnings) != 1 || res.Warnings[0].Reason != service.EventInvalidSourceRanges || !strings.Contains(res.Warnings[0].Message, `"010.1.0.0/16"`) {
 		t.Fatalf("invalid range: warnings %+v", res.Warnings)
 	}
@@ -167,7 +174,9 @@ func TestSourceRangesSecurityGroup(t *testing.T) {
 	r = request(t, s, instances, nil)
 	r.LoadBalancerID = lbID
 	m = f.mark()
-	f.ensure(r)
+	if res := f.ensure(r); res.Labels[naming.LabelSecurityGroupID] != "" || len(res.Labels) != 1 {
+		t.Fatalf("ranges removed: labels %v, want the security-group-id label removed", res.Labels)
+	}
 	if _, _, by := f.callsSince(m); !equalCounts(by, map[string]int{"LoadBalancerLeaveSecurityGroup": 1, "DeleteSecurityGroup": 1}) {
 		t.Fatalf("ranges removed: writes %v", by)
 	}
