@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -341,12 +342,12 @@ func (c *Controller) serviceUpdated(oldObj, newObj any) {
 	}
 }
 
-// foreignLabels are the labels other than the two we write; a change to
+// foreignLabels are the labels other than the ones we write; a change to
 // them (a user's touch) is a cheap way to ask for a re-check.
 func foreignLabels(svc *corev1.Service) map[string]string {
 	out := map[string]string{}
 	for k, v := range svc.Labels {
-		if k != naming.LabelHash && k != naming.LabelLoadBalancerID {
+		if !slices.Contains(OwnedLabels, k) {
 			out[k] = v
 		}
 	}
@@ -729,7 +730,11 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.proven.Store(svc.UID, res.LoadBalancerID)
 	c.verified.Store(svc.UID, time.Now())
 	c.warn(svc, res)
-	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}); err != nil {
+	labels := map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}
+	for k, v := range res.Labels {
+		labels[k] = v
+	}
+	if err := c.patchLabels(ctx, svc, labels); err != nil {
 		observe(p.Kind(), verb, start, err)
 		return err
 	}
@@ -776,7 +781,11 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		if err := c.patchStatus(ctx, svc, nil); err != nil {
 			return err
 		}
-		if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: "", naming.LabelLoadBalancerID: ""}); err != nil {
+		gone := map[string]string{}
+		for _, k := range OwnedLabels {
+			gone[k] = ""
+		}
+		if err := c.patchLabels(ctx, svc, gone); err != nil {
 			return err
 		}
 	}

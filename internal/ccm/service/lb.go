@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 )
 
 // Target is one backend server the Service's traffic should reach on one
@@ -70,7 +71,15 @@ type Result struct {
 	Ingress []corev1.LoadBalancerIngress
 	// Warnings are reported as events.
 	Warnings []Warning
+	// Labels are further labels the provider owns on the Service (from
+	// Ensure): each is set to its value, "" removes it, an absent key is
+	// left alone. They must be listed in OwnedLabels.
+	Labels map[string]string
 }
+
+// OwnedLabels are the Service labels the controller and its providers
+// write: their changes are not a user's touch, and cleanup removes them.
+var OwnedLabels = []string{naming.LabelHash, naming.LabelLoadBalancerID, naming.LabelSecurityGroupID}
 
 // ErrFullSyncNeeded is returned by SyncBackends when it finds that the load
 // balancer or its listeners drifted (deleted out of band, say), so the

@@ -30,6 +30,9 @@ type Service struct {
 	st    *store.Store
 	vpc   *vpc.Service
 	state *State
+	// sgUsers name the resources of other products that are in a security
+	// group (NLB load balancers), which DeleteSecurityGroup must refuse.
+	sgUsers []func(sgID string) []string
 }
 
 // State is the ECS part of the emulated cloud; exported fields only so it

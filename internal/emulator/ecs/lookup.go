@@ -95,3 +95,10 @@ func (s *Service) SecurityGroupVPC(id string) (string, bool) {
 	}
 	return g.VpcID, true
 }
+
+// AddSecurityGroupUsers registers a product's lookup of the resources in a
+// security group, so that DeleteSecurityGroup refuses a group they still
+// use, as the cloud does. Call it while wiring the products, before serving.
+func (s *Service) AddSecurityGroupUsers(users func(sgID string) []string) {
+	s.sgUsers = append(s.sgUsers, users)
+}

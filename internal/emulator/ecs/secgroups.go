@@ -495,6 +495,11 @@ func (s *Service) deleteSecurityGroup(req *api.Request) (map[string]any, error) 
 			return nil, api.Errorf(http.StatusForbidden, "DependencyViolation", "There is still instance(s) or network interface(s) in the specified security group %s.", id)
 		}
 	}
+	for _, users := range s.sgUsers {
+		if in := users(id); len(in) > 0 {
+			return nil, api.Errorf(http.StatusForbidden, "DependencyViolation", "The security group %s is still used by %s.", id, strings.Join(in, ", "))
+		}
+	}
 	for _, o := range s.state.SecurityGroups {
 		for _, r := range o.Rules {
 			if o.ID != id && r.SourceGroupID == id {

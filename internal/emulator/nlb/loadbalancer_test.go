@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -426,4 +427,37 @@ func TestLoadBalancerSecurityGroups(t *testing.T) {
 		t.Fatalf("security groups after leave: %v", got)
 	}
 	noErr(t, join("sg-a5"))
+}
+
+// TestDeleteSecurityGroupInUse: ECS refuses to delete a group an NLB is in
+// (DependencyViolation, naming the load balancer); once the load balancer
+// leaves it (or is deleted) the group can go.
+func TestDeleteSecurityGroupInUse(t *testing.T) {
+	f := newFixture(t)
+	id := f.createLB(t, lbRequest("sg-in-use"))
+	j := nlb.CreateLoadBalancerJoinSecurityGroupRequest()
+	j.LoadBalancerId, j.SecurityGroupIds = id, &[]string{"sg-a1", "sg-a2"}
+	_, err := f.c.LoadBalancerJoinSecurityGroup(j)
+	noErr(t, err)
+	e := f.env.ECS(t)
+	del := func(sg string) error {
+		r := ecs.CreateDeleteSecurityGroupRequest()
+		r.SecurityGroupId = sg
+		_, err := e.DeleteSecurityGroup(r)
+		return err
+	}
+	if se := wantErr(t, del("sg-a1"), "DependencyViolation", http.StatusForbidden); !strings.Contains(se.Message(), id) {
+		t.Fatalf("the error does not name the load balancer: %s", se.Message())
+	}
+	l := nlb.CreateLoadBalancerLeaveSecurityGroupRequest()
+	l.LoadBalancerId, l.SecurityGroupIds = id, &[]string{"sg-a1"}
+	_, err = f.c.LoadBalancerLeaveSecurityGroup(l)
+	noErr(t, err)
+	noErr(t, del("sg-a1"))
+	wantErr(t, del("sg-a2"), "DependencyViolation", http.StatusForbidden)
+	d := nlb.CreateDeleteLoadBalancerRequest()
+	d.LoadBalancerId = id
+	_, err = f.c.DeleteLoadBalancer(d)
+	noErr(t, err)
+	noErr(t, del("sg-a2"))
 }

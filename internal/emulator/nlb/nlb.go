@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ func New(st *store.Store, e *ecs.Service, v *vpc.Service) (*Service, error) {
 	s := &Service{st: st, ecs: e, vpc: v, state: &State{}}
 	if err := st.Register("nlb", s.state); err != nil {
 		return nil, fmt.Errorf("register nlb state: %w", err)
+	}
+	if e != nil {
+		e.AddSecurityGroupUsers(s.securityGroupUsers)
 	}
 	return s, nil
 }
@@ -297,4 +301,16 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// securityGroupUsers lists the load balancers in a security group (sorted).
+func (s *Service) securityGroupUsers(sgID string) []string {
+	var out []string
+	for id, lb := range s.state.LoadBalancers {
+		if slices.Contains(lb.SecurityGroupIDs, sgID) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -271,6 +271,10 @@ func (s *Service) removeAccessControlListEntry(req *api.Request) (map[string]any
 			out = append(out, e)
 		}
 	}
+	if len(out) == 0 && len(a.Entries) > 0 && len(s.aclUsers(a)) > 0 {
+		// Documented: a list a listener uses may not lose all its entries.
+		return nil, errNotAllowed("The ACL %s is associated with listeners and cannot lose all its entries.", a.ID)
+	}
 	a.Entries = out
 	return map[string]any{}, nil
 }

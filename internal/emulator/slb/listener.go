@@ -386,6 +386,12 @@ func (s *Service) setListener(proto string) api.Handler {
 				next.Config[f.name] = v
 			}
 		}
+		if v, _ := p.Get("AclStatus"); strings.EqualFold(v, "off") {
+			// Turning access control off releases the list: the listener
+			// reports no AclId and the list can be deleted.
+			delete(next.Config, "AclId")
+			delete(next.Config, "AclType")
+		}
 		vsg, err := onOff(p, "VServerGroup", "")
 		if err != nil {
 			return nil, err

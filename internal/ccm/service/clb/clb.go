@@ -165,6 +165,11 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
 			}
 		}
+		aclCleanup, warnings, err := p.syncSourceRanges(ctx, req, lb, model, listeners)
+		res.Warnings = append(res.Warnings, warnings...)
+		if err != nil {
+			return nil, err
+		}
 		lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
 		for _, c := range lplan.Conflicts {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
@@ -176,6 +181,12 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 		if err := p.syncDomains(ctx, lb.LoadBalancerId, s.Listener.DomainExtensions, ports); err != nil {
 			return nil, err
 		}
+		if err := aclCleanup(ctx); err != nil {
+			return nil, err
+		}
+	} else if !service.ParseSourceRanges(req.Service).Empty() {
+		res.Warnings = append(res.Warnings, service.Warning{Reason: service.EventSourceRangesIgnored, Message: fmt.Sprintf(
+			"loadBalancerSourceRanges are not applied: the listeners of reused load balancer %s are not managed without %s", lb.LoadBalancerId, s.Key("force-override-listeners"))})
 	}
 	for _, g := range gplan.Delete {
 		if err := p.api.deleteGroup(ctx, g.ID); err != nil {
@@ -553,6 +564,9 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	}
 	lb := native(&service.Binding{LB: req.Binding.Own(req)})
 	if lb == nil {
+		if err := p.cleanSourceRanges(ctx, req, &done); err != nil {
+			return "", err
+		}
 		if len(done) == 0 {
 			return "The Service has no load balancer of its own to delete", nil
 		}
@@ -591,7 +605,11 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err := p.api.deleteLB(ctx, id); err != nil && !cloud.IsNotFound(err) {
 		return "", fmt.Errorf("delete load balancer %s: %w", id, err)
 	}
-	return strings.Join(append(done, fmt.Sprintf("Deleted load balancer %s", id)), "; "), nil
+	done = append(done, fmt.Sprintf("Deleted load balancer %s", id))
+	if err := p.cleanSourceRanges(ctx, req, &done); err != nil {
+		return "", err
+	}
+	return strings.Join(done, "; "), nil
 }
 
 // releaseReused removes what this Service put on a reused load balancer:

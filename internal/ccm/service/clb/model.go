@@ -182,8 +182,12 @@ func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create 
 		create["Scheduler"] = annotations.DefaultCLBScheduler
 	}
 	flag("AclStatus", l.ACLStatus)
-	str("AclId", l.ACLID)
-	str("AclType", l.ACLType)
+	// Access control off detaches the list (the listener then reports no
+	// AclId), so the id and type only matter while it is on.
+	if l.ACLStatus == nil || *l.ACLStatus {
+		str("AclId", l.ACLID)
+		str("AclType", l.ACLType)
+	}
 	num("HealthyThreshold", h.HealthyThreshold)
 	num("UnhealthyThreshold", h.UnhealthyThreshold)
 	num("HealthCheckInterval", h.Interval)

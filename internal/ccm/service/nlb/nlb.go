@@ -185,11 +185,21 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if lb.Status == statusProvisioning {
 		return nil, &service.RetryError{Err: fmt.Errorf("load balancer %s is %s", lb.ID, lb.Status)}
 	}
+	sr, err := p.findSourceRangeGroups(ctx, req, lb)
+	if err != nil {
+		return nil, err
+	}
 	if !created {
-		if err := p.updateLB(ctx, req, lb); err != nil {
+		if err := p.updateLB(ctx, req, lb, sr); err != nil {
 			return nil, err
 		}
 	}
+	warnings, err := p.syncSourceRanges(ctx, req, lb, sr)
+	res.Warnings = append(res.Warnings, warnings...)
+	if err != nil {
+		return nil, err
+	}
+	res.Labels = sr.labels()
 
 	var listeners []CurrentListener
 	if !created {
@@ -579,7 +589,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, e
 // cloud does not already have; absent annotations leave the cloud alone,
 // so an adopted load balancer sees no write. Our own load balancers get
 // their protections back if something turned them off.
-func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo) error {
+func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges) error {
 	s := req.Settings
 	lbs := s.LoadBalancer
 	id := lb.ID
@@ -646,7 +656,9 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 		}
 	}
 	if lbs.SecurityGroupIDsSet {
-		sg := PlanSecurityGroups(lbs.SecurityGroupIDs, lb.SecurityGroupIDs)
+		// The annotation governs the user's groups; the source-ranges
+		// group of ours is never left because it is not listed.
+		sg := PlanSecurityGroups(lbs.SecurityGroupIDs, sr.userGroups(lb.SecurityGroupIDs))
 		// Leave first: the load balancer is in at most 4 groups.
 		for _, step := range []struct {
 			ids  []string
@@ -777,6 +789,15 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	n, err := p.deleteOwnedGroups(ctx, req)
 	if err != nil {
 		return "", err
+	}
+	reusedID := ""
+	if s.Reused() {
+		reusedID = s.LoadBalancer.ID
+	}
+	if sgs, err := p.deleteSourceRangeGroups(ctx, req, reusedID); err != nil {
+		return "", err
+	} else if sgs > 0 {
+		done = append(done, fmt.Sprintf("deleted %d security group(s) of loadBalancerSourceRanges", sgs))
 	}
 	if err := p.removeBoundMembers(ctx, req); err != nil {
 		return "", err
