@@ -429,7 +429,8 @@ func TestChartValueSets(t *testing.T) {
 			"--set", "vpcID=vpc-abc", "--set", "vswitches={cn-shanghai-a:vsw-a1,cn-shanghai-b:vsw-b1}", "--set", "routeTableIDs={vtb-one,vtb-two}",
 			"--set", "clusterCIDR=172.20.0.0/16", "--set", "resourceGroupID=rg-abc", "--set", "disablePublicSLB=true",
 			"--set", "extraCloudConfig.serviceBackendType=eni", "--set", "image.tag=v0.1.0", "--set", "image.repository=registry.example/ccm",
-			"--set", "extraArgs={--cloud-api-qps=20}"},
+			"--set", "extraArgs={--cloud-api-qps=20}", "--set", "image.pullPolicy=IfNotPresent", "--set-json", `imagePullSecrets=[{"name":"registry"}]`,
+			"--set-json", `extraEnv=[{"name":"METADATA_ENDPOINT","value":"http://100.100.100.200"}]`, "--set", "podAnnotations.team=platform"},
 			func(t *testing.T, objs []object) {
 				d := findObject[*appsv1.Deployment](t, objs, "Deployment", rootSA)
 				if *d.Spec.Replicas != 2 {
@@ -438,6 +439,10 @@ func TestChartValueSets(t *testing.T) {
 				c := d.Spec.Template.Spec.Containers[0]
 				if c.Image != "registry.example/ccm:v0.1.0" || !slices.Contains(c.Args, "--cluster-cidr=172.20.0.0/16") || !slices.Contains(c.Args, "--cloud-api-qps=20") {
 					t.Errorf("image %s args %v", c.Image, c.Args)
+				}
+				if c.ImagePullPolicy != corev1.PullIfNotPresent || len(c.Env) != 3 || c.Env[2].Name != "METADATA_ENDPOINT" ||
+					d.Spec.Template.Spec.ImagePullSecrets[0].Name != "registry" || d.Spec.Template.Annotations["team"] != "platform" {
+					t.Errorf("pull policy %q, env %v, pull secrets %v, annotations %v", c.ImagePullPolicy, c.Env, d.Spec.Template.Spec.ImagePullSecrets, d.Spec.Template.Annotations)
 				}
 				cfg := renderedConfig(t, objs)
 				if cfg.ClusterID != "c-full" || cfg.Region != "cn-shanghai" || cfg.VpcID != "vpc-abc" || !cfg.DisablePublicSLB ||
