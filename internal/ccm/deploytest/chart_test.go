@@ -280,6 +280,66 @@ func TestChartLint(t *testing.T) {
 	}
 }
 
+// TestChartTakesOverDeploy follows docs/helm.md's move from deploy/ to the
+// chart against the objects setup applied from deploy/: helm install
+// refuses them until they carry the release's ownership, then accepts them
+// (server-side dry run) and prints NOTES saying where credentials come from,
+// for a Secret and for a RAM role.
+func TestChartTakesOverDeploy(t *testing.T) {
+	if fromChart() {
+		t.Skip("setup applied the chart's objects")
+	}
+	ctx := context.Background()
+	install := func(values ...string) ([]byte, error) {
+		return runHelm(ctx, append([]string{"install", "alicloud-ccm", "--namespace", namespace, "--dry-run=server", "--kubeconfig", cluster.KubeconfigPath}, values...)...)
+	}
+	if _, err := install(defaultEquivalent...); err == nil || !strings.Contains(err.Error(), "cannot be imported into the current release") {
+		t.Fatalf("helm install took over deploy/'s objects without their ownership metadata: %v", err)
+	}
+	dir, err := deployDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// setup applied rbac.yaml only; docs/helm.md does the same with -k deploy/.
+	for _, args := range [][]string{
+		{"annotate", "-f", filepath.Join(dir, "rbac.yaml"), "meta.helm.sh/release-name=alicloud-ccm", "meta.helm.sh/release-namespace=" + namespace},
+		{"label", "-f", filepath.Join(dir, "rbac.yaml"), "app.kubernetes.io/managed-by=Helm"},
+	} {
+		if out, err := kubectl(args...); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", args[0], err, out)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		values []string
+		want   string
+	}{
+		{"Secret", defaultEquivalent, "kubectl -n kube-system create secret generic alibaba-cloud-credentials"},
+		{"RAM role", []string{"--set", "clusterID=c-ram", "--set", "credentials.secretName=", "--set", "credentials.ramRoleName=KubernetesMasterRole"},
+			"the RAM role KubernetesMasterRole"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := install(tc.values...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := bytes.Index(out, []byte("NOTES:"))
+			if i < 0 {
+				t.Fatalf("no NOTES:\n%s", tailLines(string(out), 20))
+			}
+			if notes := string(out[i:]); !strings.Contains(notes, tc.want) || !strings.Contains(notes, "--cloud-provider=external") {
+				t.Fatalf("NOTES lack %q:\n%s", tc.want, notes)
+			}
+		})
+	}
+}
+
+// kubectl runs the control plane's kubectl as the cluster's admin.
+func kubectl(args ...string) (string, error) {
+	out, err := exec.Command(filepath.Join(cluster.Options.BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
 // kubectlDryRun applies a rendered manifest with a server-side dry run: the
 // API server validates every field (strict field validation) and runs
 // admission, and nothing is stored.
