@@ -11,7 +11,8 @@ import (
 
 // EnsureHelm returns the path of the helm binary that hack/helm.sh builds
 // from the module pinned in hack/helm, building it first when it is missing
-// (under a minute on 2 cores), as EnsureBinaries does for the control plane.
+// (2.5 CPU-minutes from a cold Go build cache), as EnsureBinaries does
+// for the control plane.
 // HELM_BIN overrides.
 func EnsureHelm(ctx context.Context, logf func(string, ...any)) (string, error) {
 	if p := os.Getenv("HELM_BIN"); p != "" {
