@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build controlplane test unit lint fmt-check sandbox clean
+.PHONY: all build controlplane helm test unit lint fmt-check sandbox clean
 
 all: build
 
@@ -23,6 +23,10 @@ build:
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source (cached)
 controlplane:
 	@hack/controlplane.sh
+
+## helm: build helm from the module pinned in hack/helm (cached; the chart's tests build it when missing)
+helm:
+	@hack/helm.sh
 
 ## fmt-check: fail when a Go file is not gofmt-formatted
 fmt-check:

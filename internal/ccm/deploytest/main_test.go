@@ -91,6 +91,10 @@ func setup(ctx context.Context) error {
 		return err
 	}
 	m, err := loadManifests()
+	if fromChart() {
+		m, err = chartManifests(ctx)
+		fmt.Fprintln(os.Stderr, chartRunMarker)
+	}
 	if err != nil {
 		return err
 	}

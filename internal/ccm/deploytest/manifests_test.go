@@ -60,6 +60,8 @@ var kinds = map[string]struct {
 	"Role":        {"rbac.authorization.k8s.io/v1", func() (any, *metav1.ObjectMeta) { o := &rbacv1.Role{}; return o, &o.ObjectMeta }},
 	"RoleBinding": {"rbac.authorization.k8s.io/v1", func() (any, *metav1.ObjectMeta) { o := &rbacv1.RoleBinding{}; return o, &o.ObjectMeta }},
 	"Deployment":  {"apps/v1", func() (any, *metav1.ObjectMeta) { o := &appsv1.Deployment{}; return o, &o.ObjectMeta }},
+	// The chart's metrics Service (deploy/ has none).
+	"Service": {"v1", func() (any, *metav1.ObjectMeta) { o := &corev1.Service{}; return o, &o.ObjectMeta }},
 	"Kustomization": {"kustomize.config.k8s.io/v1beta1", func() (any, *metav1.ObjectMeta) {
 		return &kustomization{}, nil
 	}},
@@ -98,6 +100,12 @@ func readManifest(path string) ([]object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeManifest(filepath.Base(path), data)
+}
+
+// decodeManifest strictly decodes every document of a YAML stream named
+// file (a file of deploy/ or the chart's rendered output).
+func decodeManifest(file string, data []byte) ([]object, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []object
 	for i := 1; ; i++ {
@@ -106,31 +114,31 @@ func readManifest(path string) ([]object, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", filepath.Base(path), i, err)
+			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
 		}
 		js, err := yaml.YAMLToJSON(doc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", filepath.Base(path), i, err)
+			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
 		}
 		if s := strings.TrimSpace(string(js)); s == "null" || s == "" {
 			continue // comments only
 		}
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", filepath.Base(path), i, err)
+			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
 		}
 		k, ok := kinds[tm.Kind]
 		if !ok {
-			return nil, fmt.Errorf("%s: document %d: unexpected kind %q", filepath.Base(path), i, tm.Kind)
+			return nil, fmt.Errorf("%s: document %d: unexpected kind %q", file, i, tm.Kind)
 		}
 		if tm.APIVersion != k.apiVersion {
-			return nil, fmt.Errorf("%s: %s: apiVersion %q, want %q", filepath.Base(path), tm.Kind, tm.APIVersion, k.apiVersion)
+			return nil, fmt.Errorf("%s: %s: apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, k.apiVersion)
 		}
 		obj, meta := k.new()
 		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-			return nil, fmt.Errorf("%s: document %d (%s): %w", filepath.Base(path), i, tm.Kind, err)
+			return nil, fmt.Errorf("%s: document %d (%s): %w", file, i, tm.Kind, err)
 		}
-		out = append(out, object{file: filepath.Base(path), kind: tm.Kind, meta: meta, obj: obj})
+		out = append(out, object{file: file, kind: tm.Kind, meta: meta, obj: obj})
 	}
 	return out, nil
 }
