@@ -122,9 +122,9 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		Region:      cfg.Region,
 		Credentials: creds,
 		Endpoints:   endpoints,
-		QPS:       opts.CloudQPS,
-		Burst:     opts.CloudBurst,
-		UserAgent: cfg.ClusterID,
+		QPS:         opts.CloudQPS,
+		Burst:       opts.CloudBurst,
+		UserAgent:   cfg.ClusterID,
 	})
 	if err != nil {
 		return nil, err
