@@ -95,11 +95,13 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
                                  # (--legacy-default-cluster-id keeps "clusterid")
     region: cn-hangzhou          # default: instance metadata
     vpcid: vpc-...               # default: instance metadata
-    vswitchid: vsw-...           # or "zone:vsw-...,zone:vsw-..."; internal CLBs
+    vswitchid: vsw-...           # or "zone:vsw-...,zone:vsw-..." or ":vsw-a,:vsw-b"; internal CLBs
     routeTableIDs: vtb-a,vtb-b   # default: the VPC's only route table
     resourceGroupID: rg-...      # for new load balancers
     disablePublicSLB: false      # true refuses internet-facing CLBs
     serviceBackendType: ecs      # or eni
+    serviceMaxConcurrentReconciles: 5  # Services at once; --concurrent-service-syncs wins
+    useVPCEndpoints: false       # true: ecs-vpc.<region>.aliyuncs.com etc. (or --use-vpc-endpoints)
     featureGates: "IPv6DualStack=false"
     kubernetesClusterTag: ack.aliyun.com
     ramRoleName: ...             # instance RAM role (default: the only one)
