@@ -129,6 +129,9 @@ func routeVia(ctx context.Context, t *testing.T, instanceID string) (string, err
 // (podCIDR → the Node's instance) it turns False/RouteCreated. The Node is
 // not kwok-managed, so nothing else writes the condition.
 func TestInitMarksNetworkUnavailableUntilRouteCreated(t *testing.T) {
+	if nodes.ReasonNoRouteCreated != routes.ReasonNoRouteCreated {
+		t.Fatalf("initialization writes %q, the route controller %q", nodes.ReasonNoRouteCreated, routes.ReasonNoRouteCreated)
+	}
 	in := addInstances(t, 1)[0]
 	cs := kube(t)
 	name := nodeName("netunavail")
