@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -52,6 +53,40 @@ type Endpoints struct {
 	ECS, VPC, SLB, NLB string
 	// Scheme is HTTPS (default) or HTTP.
 	Scheme string
+	// UseVPC sends products without a host override to their VPC-internal
+	// endpoint, <product>-vpc.<region>.aliyuncs.com, which is reachable only
+	// from inside a VPC but spares public bandwidth and NAT.
+	UseVPC bool
+}
+
+// sdkNetworkVPC is the SDK client's Network value that selects the
+// <product>-vpc.<region> endpoints.
+const sdkNetworkVPC = "vpc"
+
+// Hosts returns the host[:port] each product's calls go to: the override,
+// else the endpoint the SDK resolves for region (its regional endpoint
+// data, or <product>[-vpc].<region>.aliyuncs.com), for logs and docs.
+func (e Endpoints) Hosts(region string) map[Product]string {
+	out := map[Product]string{}
+	for p, host := range map[Product]string{ECS: e.ECS, VPC: e.VPC, SLB: e.SLB, NLB: e.NLB} {
+		switch {
+		case host != "":
+			out[p] = host
+		case e.UseVPC:
+			out[p] = string(p) + "-" + sdkNetworkVPC + "." + region + ".aliyuncs.com"
+		default:
+			out[p] = endpointMaps[p]()[region]
+			if out[p] == "" {
+				out[p] = string(p) + "." + region + ".aliyuncs.com"
+			}
+		}
+	}
+	return out
+}
+
+// endpointMaps are the SDK's per-product regional endpoint data.
+var endpointMaps = map[Product]func() map[string]string{
+	ECS: ecs.GetEndpointMap, VPC: vpc.GetEndpointMap, SLB: slb.GetEndpointMap, NLB: nlb.GetEndpointMap,
 }
 
 // Options configure a Client.
@@ -78,6 +113,9 @@ type Options struct {
 	BaseBackoff, MaxBackoff time.Duration
 	// UserAgent is appended to the SDK's user agent.
 	UserAgent string
+	// Transport, when set, carries every HTTP request (a proxy, or a test
+	// recording where calls go); nil is the SDK's own transport.
+	Transport http.RoundTripper
 }
 
 // Clients are the SDK clients signed with one set of credentials.
@@ -164,6 +202,9 @@ func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
 		conf.Scheme = c.opts.Endpoints.Scheme
 		conf.Timeout = c.opts.Timeout
 		conf.AutoRetry = false
+		if c.opts.Transport != nil {
+			conf.Transport = c.opts.Transport
+		}
 		return conf
 	}
 	out := &Clients{}
@@ -186,6 +227,8 @@ func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
 	}{{&out.ECS.Client, e.ECS}, {&out.VPC.Client, e.VPC}, {&out.SLB.Client, e.SLB}, {&out.NLB.Client, e.NLB}} {
 		if d.host != "" {
 			d.client.Domain = d.host
+		} else if e.UseVPC {
+			d.client.Network = sdkNetworkVPC
 		}
 		d.client.SetReadTimeout(c.opts.Timeout)
 		d.client.SetConnectTimeout(5 * time.Second)

@@ -49,6 +49,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	fs := fss.FlagSet("alicloud")
 	addFlags(fs, &popts)
 
+	var cmd *cobra.Command
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
 		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
@@ -56,7 +57,10 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
-		cloud, err := provider.New(c.ComponentConfig.KubeCloudShared.CloudProvider.CloudConfigFile, popts)
+		shared := c.ComponentConfig.KubeCloudShared
+		popts.RoutesEnabled = shared.ConfigureCloudRoutes && shared.ClusterCIDR != ""
+		popts.ServiceWorkersFlagSet = cmd.Flags().Changed(concurrentServiceSyncsFlag)
+		cloud, err := provider.New(shared.CloudProvider.CloudConfigFile, popts)
 		if err != nil {
 			// A bad configuration stops the process at start, naming the field.
 			klog.ErrorS(err, "Invalid cloud configuration")
@@ -64,7 +68,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 		}
 		return cloud
 	}
-	cmd := ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(), names.CCMControllerAliases(), fss, stop)
+	cmd = ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(), names.CCMControllerAliases(), fss, stop)
 	cmd.Use = "cloud-controller-manager"
 	cmd.Short = "Alibaba Cloud cloud controller manager: nodes, VPC routes and LoadBalancer Services"
 	cmd.Long = Long
@@ -91,11 +95,13 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
                                  # (--legacy-default-cluster-id keeps "clusterid")
     region: cn-hangzhou          # default: instance metadata
     vpcid: vpc-...               # default: instance metadata
-    vswitchid: vsw-...           # or "zone:vsw-...,zone:vsw-..."; internal CLBs
+    vswitchid: vsw-...           # or "zone:vsw-...,zone:vsw-..." or ":vsw-a,:vsw-b"; internal CLBs
     routeTableIDs: vtb-a,vtb-b   # default: the VPC's only route table
     resourceGroupID: rg-...      # for new load balancers
     disablePublicSLB: false      # true refuses internet-facing CLBs
     serviceBackendType: ecs      # or eni
+    serviceMaxConcurrentReconciles: 5  # Services at once; --concurrent-service-syncs wins
+    useVPCEndpoints: false       # true: ecs-vpc.<region>.aliyuncs.com etc. (or --use-vpc-endpoints)
     featureGates: "IPv6DualStack=false"
     kubernetesClusterTag: ack.aliyun.com
     ramRoleName: ...             # instance RAM role (default: the only one)
@@ -133,6 +139,10 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options) {
 	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Maximum Alibaba Cloud API calls per second, per product.")
 	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls, per product.")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
+	fs.BoolVar(&o.UseVPCEndpoints, "use-vpc-endpoints", o.UseVPCEndpoints,
+		"Call the VPC-internal API endpoints (ecs-vpc.<region>.aliyuncs.com, vpc-vpc..., slb-vpc..., nlb-vpc...), reachable only from inside a VPC, as the existing CCM's --network=vpc does; cloud-config useVPCEndpoints does the same. ECS_ENDPOINT etc. and the cloud-config endpoints still win.")
+	fs.BoolVar(&o.SkipDisableSourceDestCheck, "skip-disable-source-dest-check", o.SkipDisableSourceDestCheck,
+		"Leave the source/destination check of a Node's primary ENI as it is at initialization (by default it is turned off, as pod traffic routed to the instance needs).")
 	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,
 		"Use the existing CCM's literal default cluster id \""+config.DefaultClusterID+"\" when the cloud-config sets no clusterID, for clusters whose existing CCM never set it (its load balancers, listeners, groups and routes carry that id). Without it a missing clusterID stops the CCM at start.")
 }
@@ -143,7 +153,9 @@ func controllers() map[string]ccmapp.ControllerInitFuncConstructor {
 	out := map[string]ccmapp.ControllerInitFuncConstructor{}
 	for name, c := range ccmapp.DefaultInitFuncConstructors {
 		switch name {
-		case names.CloudNodeController, names.CloudNodeLifecycleController:
+		case names.CloudNodeController:
+			out[name] = withLabelSync(c)
+		case names.CloudNodeLifecycleController:
 			out[name] = c
 		}
 	}
@@ -165,3 +177,7 @@ func Main() {
 	}
 	os.Exit(run(cmd))
 }
+
+// concurrentServiceSyncsFlag is upstream's service worker flag; given
+// explicitly, it wins over cloud-config serviceMaxConcurrentReconciles.
+const concurrentServiceSyncsFlag = "concurrent-service-syncs"

@@ -30,6 +30,8 @@ const (
 	accessKeySecret = "ccm-test-secret-Zm9vYmFyYmF6cXV4"
 	clusterID       = "c-integration"
 	clusterCIDR     = "10.244.0.0/16"
+	// labelResync is the suite CCM's --node-status-update-frequency.
+	labelResync = 3 * time.Second
 )
 
 // One control plane, one emulated cloud and one CCM serve every test of
@@ -83,8 +85,12 @@ func setup() error {
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
 		// Region and VPC come from the metadata service.
 		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
-		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=4"},
-		LogPath:     filepath.Join(logDir, "cloud-controller-manager.log"),
+		// Routes on: initialization marks Nodes NetworkUnavailable until
+		// the route controller has created their route. Labels and
+		// addresses resync every 3s.
+		Args: []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=true",
+			"--node-status-update-frequency=" + labelResync.String(), "--v=4"},
+		LogPath: filepath.Join(logDir, "cloud-controller-manager.log"),
 	})
 	return err
 }

@@ -71,7 +71,7 @@ func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.Completed
 				BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
 				LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
 			},
-			Workers: int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs),
+			Workers: cloud.ServiceWorkers(int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs)),
 		})
 		if err != nil {
 			return nil, false, err

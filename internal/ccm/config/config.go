@@ -78,16 +78,17 @@ type Global struct {
 	// metadata zone-id); informational.
 	ZoneID string `json:"zoneid,omitempty"`
 	// VswitchID is the vSwitch for internal CLBs without a vswitch-id
-	// annotation: "zone:vsw-...,zone:vsw-..." or one bare "vsw-..."
+	// annotation: "zone:vsw-...,zone:vsw-...", one bare "vsw-...", or
+	// zone-less ":vsw-a,:vsw-b" (every one kept, the first preferred)
 	// (default: the CCM instance's vSwitch from metadata).
 	VswitchID string `json:"vswitchid,omitempty"`
 	// ResourceGroupID is the resource group (rg-...) new load balancers go
 	// into unless the resource-group-id annotation says otherwise (default:
 	// the account's default group).
 	ResourceGroupID string `json:"resourceGroupID,omitempty"`
-	// ServiceMaxConcurrentReconciles is the existing CCM's service worker
-	// count (default 3); must not be negative, but this CCM's workers are
-	// set by --concurrent-service-syncs.
+	// ServiceMaxConcurrentReconciles is how many Services are reconciled
+	// at once (the existing CCM's service worker count); 0 or unset leaves
+	// the default, and an explicit --concurrent-service-syncs wins.
 	ServiceMaxConcurrentReconciles int `json:"serviceMaxConcurrentReconciles,omitempty"`
 	// ServiceBackendType is the backend type of Services without a
 	// backend-type annotation: ecs (nodes, default) or eni (pod IPs); env
@@ -142,6 +143,10 @@ type Global struct {
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
 	// RAMRoleName picks the instance RAM role (default: the only one listed).
 	RAMRoleName string `json:"ramRoleName,omitempty"`
+	// UseVPCEndpoints calls the products' VPC-internal endpoints
+	// (ecs-vpc.<region>.aliyuncs.com ...) instead of the public ones, as the
+	// existing CCM's --network=vpc does; an explicit endpoint still wins.
+	UseVPCEndpoints bool `json:"useVPCEndpoints,omitempty"`
 }
 
 // Endpoints are where each product's API is reached.
@@ -151,6 +156,17 @@ type Endpoints struct {
 	ECS, VPC, SLB, NLB string
 	// Scheme is HTTPS (default) or HTTP.
 	Scheme string
+	// UseVPC selects the VPC-internal endpoints for products without an
+	// explicit host.
+	UseVPC bool
+}
+
+// VSwitch is one vSwitch of cloud-config vswitchid, in file order.
+type VSwitch struct {
+	// Zone is the zone the entry names; empty for a bare or ":vsw-..." entry.
+	Zone string
+	// ID is the vSwitch id (vsw-...).
+	ID string
 }
 
 // Config is the validated configuration the CCM runs with.
@@ -169,8 +185,13 @@ type Config struct {
 	VpcID string
 	// ZoneID is the zone of the CCM's own instance (informational).
 	ZoneID string
-	// VSwitchIDs maps zone → vSwitch ("" zone when the file gave a bare id).
+	// VSwitchIDs maps zone → vSwitch ("" zone when the file gave a bare id
+	// or ":vsw-..."): the first entry of each zone, as the existing CCM
+	// picks the first match.
 	VSwitchIDs map[string]string
+	// VSwitches are every vSwitch of the file in order, zone-less ones
+	// included (VSwitchIDs keeps only one per zone).
+	VSwitches []VSwitch
 	// ResourceGroupID is the default resource group for new load balancers
 	// (rg-...); empty means the account default.
 	ResourceGroupID string
@@ -196,7 +217,8 @@ type Config struct {
 	// StaticCredentials is the AccessKey from the file or the environment, if any.
 	StaticCredentials *AccessKey
 	// ServiceMaxConcurrentReconciles is cloud-config
-	// serviceMaxConcurrentReconciles (0 when unset); informational.
+	// serviceMaxConcurrentReconciles (0 when unset): the service
+	// controller's workers unless --concurrent-service-syncs is given.
 	ServiceMaxConcurrentReconciles int
 }
 
@@ -358,8 +380,14 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 		c.KubernetesClusterTag = DefaultKubernetesClusterTag
 	}
 	var err error
-	if c.VSwitchIDs, err = parseVSwitches(g.VswitchID); err != nil {
+	if c.VSwitches, err = parseVSwitches(g.VswitchID); err != nil {
 		return nil, err
+	}
+	c.VSwitchIDs = map[string]string{}
+	for _, v := range c.VSwitches {
+		if _, seen := c.VSwitchIDs[v.Zone]; !seen {
+			c.VSwitchIDs[v.Zone] = v.ID
+		}
 	}
 	for _, id := range strings.Split(g.RouteTableIDs, ",") {
 		if id = strings.TrimSpace(id); id != "" {
@@ -447,6 +475,7 @@ func (c *Config) setEndpoints(g Global, env Env) error {
 	default:
 		return &FieldError{Field: field, Reason: fmt.Sprintf("must be HTTP or HTTPS, got %q", scheme)}
 	}
+	c.Endpoints.UseVPC = g.UseVPCEndpoints
 	c.MetadataEndpoint = g.MetadataEndpoint
 	if e, ok := env("METADATA_ENDPOINT"); ok && e != "" {
 		c.MetadataEndpoint = e
@@ -543,14 +572,16 @@ func (c *Config) fillFromMetadata(md MetadataSource) error {
 		}
 		if vsw != "" {
 			c.VSwitchIDs = map[string]string{c.ZoneID: vsw}
+			c.VSwitches = []VSwitch{{Zone: c.ZoneID, ID: vsw}}
 		}
 	}
 	return nil
 }
 
-// parseVSwitches reads "zone:vsw,zone:vsw" or a bare "vsw".
-func parseVSwitches(s string) (map[string]string, error) {
-	out := map[string]string{}
+// parseVSwitches reads "zone:vsw,zone:vsw", ":vsw,:vsw" or a bare "vsw",
+// keeping every entry in order.
+func parseVSwitches(s string) ([]VSwitch, error) {
+	var out []VSwitch
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -563,7 +594,7 @@ func parseVSwitches(s string) (map[string]string, error) {
 		if !strings.HasPrefix(vsw, "vsw-") {
 			return nil, &FieldError{Field: "Global.vswitchid", Reason: fmt.Sprintf("%q is not zone:vsw-... or vsw-...", item)}
 		}
-		out[zone] = vsw
+		out = append(out, VSwitch{Zone: strings.TrimSpace(zone), ID: vsw})
 	}
 	return out, nil
 }

@@ -216,3 +216,73 @@ func TestSecretNeverFormats(t *testing.T) {
 		t.Fatal("FieldError")
 	}
 }
+
+// TestVSwitchListsKeepEveryVSwitch: zone-less ":vsw-a,:vsw-b" lists (as
+// the existing CCM accepts them) keep every vSwitch in order, and the zone
+// map keeps the first entry of a zone, the one the existing CCM picks.
+func TestVSwitchListsKeepEveryVSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        []VSwitch
+		byZone      map[string]string
+	}{
+		{"zone-less list", ":vsw-a,:vsw-b,:vsw-c", []VSwitch{{"", "vsw-a"}, {"", "vsw-b"}, {"", "vsw-c"}}, map[string]string{"": "vsw-a"}},
+		{"bare id", "vsw-a", []VSwitch{{"", "vsw-a"}}, map[string]string{"": "vsw-a"}},
+		{"zoned", "cn-hangzhou-h:vsw-h, cn-hangzhou-i:vsw-i", []VSwitch{{"cn-hangzhou-h", "vsw-h"}, {"cn-hangzhou-i", "vsw-i"}},
+			map[string]string{"cn-hangzhou-h": "vsw-h", "cn-hangzhou-i": "vsw-i"}},
+		{"two in one zone", "cn-hangzhou-h:vsw-1,cn-hangzhou-h:vsw-2", []VSwitch{{"cn-hangzhou-h", "vsw-1"}, {"cn-hangzhou-h", "vsw-2"}},
+			map[string]string{"cn-hangzhou-h": "vsw-1"}},
+		{"mixed", ":vsw-any,cn-hangzhou-h:vsw-h", []VSwitch{{"", "vsw-any"}, {"cn-hangzhou-h", "vsw-h"}},
+			map[string]string{"": "vsw-any", "cn-hangzhou-h": "vsw-h"}},
+		{"unset: metadata", "", []VSwitch{{"cn-hangzhou-h", "vsw-md"}}, map[string]string{"cn-hangzhou-h": "vsw-md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Build(&File{Global: Global{ClusterID: "c", VswitchID: tc.value}}, envOf(nil), md, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(c.VSwitches) != fmt.Sprint(tc.want) {
+				t.Errorf("VSwitches %v, want %v", c.VSwitches, tc.want)
+			}
+			if fmt.Sprint(c.VSwitchIDs) != fmt.Sprint(tc.byZone) {
+				t.Errorf("VSwitchIDs %v, want %v", c.VSwitchIDs, tc.byZone)
+			}
+		})
+	}
+}
+
+// TestServiceWorkersAndVPCEndpointsFields: serviceMaxConcurrentReconciles
+// and useVPCEndpoints reach the Config; a negative worker count is refused.
+func TestServiceWorkersAndVPCEndpointsFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		workers    int
+		useVPC     bool
+		err        string
+	}{
+		{"unset", "Global:\n  clusterID: c\n", 0, false, ""},
+		{"set", "Global:\n  clusterID: c\n  serviceMaxConcurrentReconciles: 7\n  useVPCEndpoints: true\n", 7, true, ""},
+		{"JSON, other case", `{"Global":{"clusterID":"c","ServiceMaxConcurrentReconciles":2,"usevpcendpoints":true}}`, 2, true, ""},
+		{"negative", "Global:\n  clusterID: c\n  serviceMaxConcurrentReconciles: -1\n", 0, false, "Global.serviceMaxConcurrentReconciles"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, err := Parse([]byte(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Build(f, envOf(nil), md, Options{})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one naming %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ServiceMaxConcurrentReconciles != tc.workers || c.Endpoints.UseVPC != tc.useVPC {
+				t.Fatalf("workers %d useVPC %v, want %d %v", c.ServiceMaxConcurrentReconciles, c.Endpoints.UseVPC, tc.workers, tc.useVPC)
+			}
+		})
+	}
+}

@@ -18,7 +18,7 @@ func TestInstanceMetadataAddressesAndLabels(t *testing.T) {
 	in.EipAddress.IpAddress = "47.9.9.9"
 	in.Tags.Tag = []ecs.Tag{{TagKey: TagNodePoolID, TagValue: "np-1"}}
 	f := &fakeLister{list: []Instance{convert(in)}}
-	s := NewInstances(NewIndex(f, "vpc-1"), "cn-hangzhou")
+	s := NewInstances(NewIndex(f, "vpc-1"), "cn-hangzhou", nil)
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
 		{Type: v1.NodeInternalIP, Address: "192.168.0.10"}, {Type: v1.NodeHostName, Address: "host-1"},
 	}}}

@@ -47,6 +47,9 @@ type Instance struct {
 	PrimaryENI string
 	// VSwitchID is the vSwitch the instance is attached to (vsw-...).
 	VSwitchID string
+	// VpcID is the instance's VPC (vpc-...); a lookup by id may find one
+	// outside the cluster VPC.
+	VpcID string
 }
 
 // Lister pages through the instances of a VPC.
@@ -93,7 +96,8 @@ func convert(in ecs.Instance) Instance {
 	out := Instance{
 		ID: in.InstanceId, Region: in.RegionId, Zone: in.ZoneId, Type: in.InstanceType, Status: in.Status,
 		ChargeType: in.InstanceChargeType, SpotStrategy: in.SpotStrategy, VSwitchID: in.VpcAttributes.VSwitchId,
-		Tags: map[string]string{},
+		VpcID: in.VpcAttributes.VpcId,
+		Tags:  map[string]string{},
 	}
 	out.PrivateIPs = append(out.PrivateIPs, in.VpcAttributes.PrivateIpAddress.IpAddress...)
 	for _, ip := range in.InnerIpAddress.IpAddress {

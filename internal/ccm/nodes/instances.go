@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	cloudapi "k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
 )
@@ -53,16 +54,36 @@ const (
 type Instances struct {
 	index  *Index
 	region string
+	// byID confirms misses of the VPC-scoped index by id (nil: the index
+	// answers alone).
+	byID IDLookup
 
 	mu       sync.RWMutex
 	recorder record.EventRecorder
+	init     InitOptions
+
+	outsideMu sync.Mutex
+	// outside caches instances found by id outside the index (another
+	// VPC), for Index.MaxAge, so periodic checks of such a Node do not
+	// call once each.
+	outside map[string]outsideHit
+	// checkedENIs are primary ENIs known to have their source/destination
+	// check off, so a retried initialization does not read them again.
+	checkedENIs sync.Map
+}
+
+type outsideHit struct {
+	in *Instance
+	at time.Time
 }
 
 var _ cloudprovider.InstancesV2 = (*Instances)(nil)
 
-// NewInstances returns InstancesV2 over an index of the cluster VPC's instances.
-func NewInstances(index *Index, region string) *Instances {
-	return &Instances{index: index, region: region}
+// NewInstances returns InstancesV2 over an index of the cluster VPC's
+// instances; byID (may be nil) finds, by providerID, instances the index
+// does not hold.
+func NewInstances(index *Index, region string, byID IDLookup) *Instances {
+	return &Instances{index: index, region: region, byID: byID, outside: map[string]outsideHit{}}
 }
 
 // SetRecorder makes lookups report their outcome as events on the Node;
@@ -97,14 +118,21 @@ func uninitialized(n *v1.Node) bool {
 // errNoAddress means the Node carries nothing to find its instance by.
 var errNoAddress = errors.New("node has neither a providerID nor an InternalIP to find its ECS instance by")
 
-// find returns the Node's instance, nil when it does not exist.
+// find returns the Node's instance, nil when it does not exist. A Node
+// with a providerID the VPC's listing lacks is looked up by id without the
+// VPC filter, as the existing CCM looks up providerIDs: its instance may be
+// in another VPC, and a miss there is authoritative.
 func (s *Instances) find(ctx context.Context, n *v1.Node) (*Instance, error) {
 	if n.Spec.ProviderID != "" {
-		_, id, err := providerid.Parse(n.Spec.ProviderID)
+		region, id, err := providerid.Parse(n.Spec.ProviderID)
 		if err != nil {
 			return nil, err
 		}
-		return s.index.ByID(ctx, id)
+		in, err := s.index.ByID(ctx, id)
+		if err != nil || in != nil || s.byID == nil {
+			return in, err
+		}
+		return s.findOutside(ctx, n, region, id)
 	}
 	ip := nodeIP(n)
 	if ip == "" {
@@ -133,10 +161,11 @@ func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error
 		return true, nil
 	}
 	in, err := s.find(ctx, n)
-	if err == nil && in == nil {
+	if err == nil && in == nil && (n.Spec.ProviderID == "" || s.byID == nil) {
 		// A miss deletes the Node: confirm it against a listing begun
 		// after the miss, so an instance created after the cached listing
-		// (a Node that just registered) is never taken for a gone one.
+		// (a Node that just registered) is never taken for a gone one. A
+		// providerID miss was already confirmed by id, across VPCs.
 		in, err = s.find(s.index.Fresh(ctx), n)
 	}
 	if err != nil {
@@ -178,6 +207,12 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 		return nil, fmt.Errorf("node %s: %w", n.Name, cloudprovider.InstanceNotFound)
 	}
 	if uninitialized(n) {
+		if err := s.prepare(ctx, n, in); err != nil {
+			// The upstream controller keeps the taint when this fails, so
+			// the Node gets no pods until it succeeds.
+			s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Preparing ECS instance %s failed: %v", in.ID, err)
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
 		s.event(n, v1.EventTypeNormal, ReasonInitialized, "Initializing from ECS instance %s (%s in %s)", in.ID, in.Type, in.Zone)
 	}
 	region := in.Region
@@ -204,14 +239,47 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 		}
 	}
 	md.NodeAddresses = append(md.NodeAddresses, v1.NodeAddress{Type: v1.NodeHostName, Address: hostname})
+	md.AdditionalLabels = additionalLabels(in)
+	return md, nil
+}
+
+// additionalLabels are the existing CCM's labels beyond upstream's.
+func additionalLabels(in *Instance) map[string]string {
+	out := map[string]string{}
 	if in.ChargeType != "" {
-		md.AdditionalLabels[LabelChargeType] = in.ChargeType
+		out[LabelChargeType] = in.ChargeType
 	}
 	if in.SpotStrategy != "" {
-		md.AdditionalLabels[LabelSpotStrategy] = in.SpotStrategy
+		out[LabelSpotStrategy] = in.SpotStrategy
 	}
 	if np := in.Tags[TagNodePoolID]; np != "" {
-		md.AdditionalLabels[LabelNodePoolID] = np
+		out[LabelNodePoolID] = np
 	}
-	return md, nil
+	return out
+}
+
+// findOutside looks an instance up by id without the VPC filter; hits are
+// cached for the index's MaxAge, misses never.
+func (s *Instances) findOutside(ctx context.Context, n *v1.Node, region, id string) (*Instance, error) {
+	s.outsideMu.Lock()
+	hit, ok := s.outside[id]
+	s.outsideMu.Unlock()
+	if ok && time.Since(hit.at) < s.index.MaxAge {
+		cp := *hit.in
+		return &cp, nil
+	}
+	in, err := s.byID.InstanceByID(ctx, region, id)
+	s.outsideMu.Lock()
+	defer s.outsideMu.Unlock()
+	if err != nil || in == nil {
+		delete(s.outside, id)
+		return nil, err
+	}
+	if !ok {
+		klog.InfoS("Node's instance is not in the cluster VPC's listing; found by id", "node", klog.KObj(n), "instance", id,
+			"instanceVPC", in.VpcID, "clusterVPC", s.index.vpcID, "status", in.Status)
+	}
+	s.outside[id] = outsideHit{in: in, at: time.Now()}
+	cp := *in
+	return &cp, nil
 }

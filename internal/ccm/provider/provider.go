@@ -44,6 +44,18 @@ type Options struct {
 	// existing CCM's default "clusterid" instead of failing
 	// (--legacy-default-cluster-id).
 	LegacyDefaultClusterID bool
+	// UseVPCEndpoints calls the products' VPC-internal endpoints
+	// (--use-vpc-endpoints; cloud-config useVPCEndpoints does the same).
+	UseVPCEndpoints bool
+	// SkipDisableSourceDestCheck leaves the primary ENI's source/destination
+	// check alone at Node initialization (--skip-disable-source-dest-check).
+	SkipDisableSourceDestCheck bool
+	// ServiceWorkersFlagSet says --concurrent-service-syncs was given, so it
+	// wins over cloud-config serviceMaxConcurrentReconciles.
+	ServiceWorkersFlagSet bool
+	// RoutesEnabled makes initialization mark Nodes NetworkUnavailable
+	// until the route controller has created their routes.
+	RoutesEnabled bool
 }
 
 // Cloud implements cloudprovider.Interface.
@@ -54,6 +66,8 @@ type Cloud struct {
 	Client *cloud.Client
 	// Nodes serves the node controllers through InstancesV2.
 	Nodes *nodes.Instances
+	// Options are the flag settings New was given.
+	Options Options
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -100,16 +114,17 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		creds = cloud.NewRAMRoleProvider(md, cfg.RAMRoleName)
 		klog.InfoS("Using the instance RAM role's STS credentials from the metadata service", "endpoint", mdBase)
 	}
+	endpoints := cloud.Endpoints{
+		ECS: cfg.Endpoints.ECS, VPC: cfg.Endpoints.VPC, SLB: cfg.Endpoints.SLB, NLB: cfg.Endpoints.NLB,
+		Scheme: cfg.Endpoints.Scheme, UseVPC: cfg.Endpoints.UseVPC || opts.UseVPCEndpoints,
+	}
 	client, err := cloud.New(cloud.Options{
 		Region:      cfg.Region,
 		Credentials: creds,
-		Endpoints: cloud.Endpoints{
-			ECS: cfg.Endpoints.ECS, VPC: cfg.Endpoints.VPC, SLB: cfg.Endpoints.SLB, NLB: cfg.Endpoints.NLB,
-			Scheme: cfg.Endpoints.Scheme,
-		},
-		QPS:       opts.CloudQPS,
-		Burst:     opts.CloudBurst,
-		UserAgent: cfg.ClusterID,
+		Endpoints:   endpoints,
+		QPS:         opts.CloudQPS,
+		Burst:       opts.CloudBurst,
+		UserAgent:   cfg.ClusterID,
 	})
 	if err != nil {
 		return nil, err
@@ -118,9 +133,12 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	if opts.InstanceCacheTTL > 0 {
 		index.MaxAge = opts.InstanceCacheTTL
 	}
+	hosts := endpoints.Hosts(cfg.Region)
 	klog.InfoS("Cloud configuration loaded", "region", cfg.Region, "vpc", cfg.VpcID, "clusterID", cfg.ClusterID,
-		"routeTables", cfg.RouteTableIDs, "ecsEndpoint", cfg.Endpoints.ECS, "vpcEndpoint", cfg.Endpoints.VPC, "scheme", cfg.Endpoints.Scheme)
-	return &Cloud{Config: cfg, Client: client, Nodes: nodes.NewInstances(index, cfg.Region)}, nil
+		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "useVPCEndpoints", endpoints.UseVPC,
+		"ecsEndpoint", hosts[cloud.ECS], "vpcEndpoint", hosts[cloud.VPC], "slbEndpoint", hosts[cloud.SLB], "nlbEndpoint", hosts[cloud.NLB],
+		"scheme", cfg.Endpoints.Scheme)
+	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})}, nil
 }
 
 func readFile(path string) (*config.File, []string, error) {
@@ -143,6 +161,16 @@ func asFieldError(err error, target **config.FieldError) bool {
 	return ok
 }
 
+// ServiceWorkers is how many Services are reconciled at once: an explicit
+// --concurrent-service-syncs (flag), else cloud-config
+// serviceMaxConcurrentReconciles, else the flag's default.
+func (c *Cloud) ServiceWorkers(flag int) int {
+	if !c.Options.ServiceWorkersFlagSet && c.Config.ServiceMaxConcurrentReconciles > 0 {
+		return c.Config.ServiceMaxConcurrentReconciles
+	}
+	return flag
+}
+
 // Initialize is called once before the controllers start.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	if client, err := clientBuilder.Client("cloud-node-controller"); err != nil {
@@ -156,6 +184,20 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 			broadcaster.Shutdown()
 		}()
 	}
+	steps := nodes.InitOptions{MarkNetworkUnavailable: c.Options.RoutesEnabled}
+	if !c.Options.SkipDisableSourceDestCheck {
+		steps.ENIs = nodes.CloudLister{Client: c.Client}
+	}
+	if steps.MarkNetworkUnavailable {
+		// The cloud-node controller's identity: it may patch Node status.
+		if client, err := clientBuilder.Client("node-controller"); err != nil {
+			klog.ErrorS(err, "No client to mark initialized Nodes NetworkUnavailable; the route controller will set the condition")
+		} else {
+			steps.Kube = client
+		}
+	}
+	c.Nodes.SetInit(steps)
+	klog.InfoS("Node initialization steps", "disableSourceDestCheck", steps.ENIs != nil, "markNetworkUnavailable", steps.Kube != nil)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -233,7 +233,7 @@ func (c *Controller) nodeEvent() { c.queue.AddAfter(c.key, c.opts.EventAggregati
 
 // routeRelevantChange reports whether an update changes the Node's routes.
 func routeRelevantChange(o, n *corev1.Node) bool {
-	if o.Spec.ProviderID != n.Spec.ProviderID || excluded(o) != excluded(n) {
+	if o.Spec.ProviderID != n.Spec.ProviderID || excluded(o) != excluded(n) || uninitialized(o) != uninitialized(n) {
 		return true
 	}
 	op, np := podCIDRs(o), podCIDRs(n)

@@ -166,6 +166,12 @@ func podCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i) }
 // initialization would leave it: podCIDR, providerID and a Ready status.
 func (h *harness) addNode(name, instance, cidr string) {
 	h.t.Helper()
+	h.addNodeWith(name, instance, cidr, nil)
+}
+
+// addNodeWith is addNode with a change to the Node before it is created.
+func (h *harness) addNodeWith(name, instance, cidr string, mutate func(n *corev1.Node)) {
+	h.t.Helper()
 	ctx := context.Background()
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"routes-test": h.label}},
@@ -173,6 +179,9 @@ func (h *harness) addNode(name, instance, cidr string) {
 	}
 	if instance != "" {
 		n.Spec.ProviderID = h.env.Region + "." + instance
+	}
+	if mutate != nil {
+		mutate(n)
 	}
 	created, err := h.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
 )
@@ -135,6 +136,17 @@ func excluded(n *corev1.Node) bool {
 	return a || b || strings.HasPrefix(n.Spec.ProviderID, hybridPrefix)
 }
 
+// uninitialized reports whether the cloud-node controller has yet to
+// initialize the Node (it still carries the uninitialized taint).
+func uninitialized(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == cloudapi.TaintExternalCloudProvider {
+			return true
+		}
+	}
+	return false
+}
+
 // podCIDRs returns a Node's podCIDRs, from spec.podCIDRs or the older
 // single field.
 func podCIDRs(n *corev1.Node) []string {
@@ -163,9 +175,11 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 	return false
 }
 
-// nodesToTargets decides which routes the Nodes need. Only IPv4 podCIDRs
-// inside the cluster CIDRs count; a podCIDR claimed by two Nodes goes to
-// the first by name.
+// nodesToTargets decides which routes the Nodes need: those of Nodes whose
+// instance is known, i.e. initialized (no uninitialized taint) with a
+// providerID in the VPC's region, not excluded. Only IPv4 podCIDRs inside
+// the cluster CIDRs count; a podCIDR claimed by two Nodes goes to the
+// first by name. An address is not needed: the next hop is the instance.
 func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
 	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
 	var skips []skipped
@@ -182,6 +196,18 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 		}
 		if n.Spec.ProviderID == "" {
 			skips = append(skips, skipped{n.Name, "no providerID yet"})
+			continue
+		}
+		if uninitialized(n) {
+			// A providerID kubelet set (--provider-id) is not yet confirmed
+			// by the cloud-node controller: routing a podCIDR to it could
+			// send pod traffic to whatever instance it names. Its entries
+			// are left alone until it is initialized.
+			ns.ExcludedNodes[n.Name] = true
+			if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+				ns.ExcludedInstances[id] = true
+			}
+			skips = append(skips, skipped{n.Name, "not initialized yet (uninitialized taint)"})
 			continue
 		}
 		r, id, err := providerid.Parse(n.Spec.ProviderID)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
@@ -274,23 +275,27 @@ func TestNodesToTargets(t *testing.T) {
 		node("i", "cn-hangzhou.i-i", []string{"192.168.9.0/24"}, nil),
 		node("j", "cn-hangzhou.i-j", []string{"10.244.1.0/24"}, nil),
 		node("k", "cn-hangzhou.i-k", nil, nil),
+		node("l", "cn-hangzhou.i-l", []string{"10.244.12.0/24"}, nil),
+		node("m", "alicloud:///cn-hangzhou.i-m", []string{"10.244.13.0/24"}, nil),
 	}
+	// l was registered with kubelet's --provider-id and is not initialized yet.
+	nodes[11].Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 	ns, skips := nodesToTargets(nodes, testCIDRs, "cn-hangzhou")
-	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24")}
+	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24"), tgt("m", "i-m", "10.244.13.0/24")}
 	if !reflect.DeepEqual(ns.Targets, want) {
 		t.Errorf("targets = %v, want %v", ns.Targets, want)
 	}
-	if want := map[string]bool{"d": true, "e": true, "f": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
+	if want := map[string]bool{"d": true, "e": true, "f": true, "l": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
 		t.Errorf("excluded nodes = %v, want %v", ns.ExcludedNodes, want)
 	}
-	if want := map[string]bool{"i-d": true, "i-e": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
+	if want := map[string]bool{"i-d": true, "i-e": true, "i-l": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
 		t.Errorf("excluded instances = %v, want %v", ns.ExcludedInstances, want)
 	}
 	var skippedNodes []string
 	for _, s := range skips {
 		skippedNodes = append(skippedNodes, s.Node)
 	}
-	if want := []string{"c", "g", "h", "i", "j"}; !reflect.DeepEqual(skippedNodes, want) {
+	if want := []string{"c", "g", "h", "i", "j", "l"}; !reflect.DeepEqual(skippedNodes, want) {
 		t.Errorf("skipped = %v (%v), want %v", skippedNodes, skips, want)
 	}
 }
@@ -309,6 +314,10 @@ func TestRouteRelevantChange(t *testing.T) {
 		{"providerID", func(n *corev1.Node) { n.Spec.ProviderID = "cn-hangzhou.i-2" }, true},
 		{"exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNode] = "true" }, true},
 		{"deprecated exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNodeDeprecated] = "true" }, true},
+		{"uninitialized taint", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Effect: corev1.TaintEffectNoSchedule}}
+		}, true},
+		{"other taint", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectNoSchedule}} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := base.DeepCopy()

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
@@ -396,4 +397,34 @@ func TestBatchSize(t *testing.T) {
 	if v := metric(t, "alicloud_route_reconciles_total", map[string]string{"result": "success"}); v < 1 {
 		t.Errorf("successful reconciles metric = %v", v)
 	}
+}
+
+// TestUninitializedNodeWaitsForInitialization: a Node whose providerID
+// kubelet set (--provider-id) but which still carries the uninitialized
+// taint gets no route and no NetworkUnavailable write, over several
+// resyncs; once initialization removes the taint, the update event brings
+// its route and RouteCreated.
+func TestUninitializedNodeWaitsForInitialization(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "uninit", 1, 0)
+	h.start(nil)
+	name := h.nodeName(0)
+	h.addNodeWith(name, h.instances[0], podCIDR(20), func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	})
+	seq := h.lastSeq()
+	time.Sleep(2500 * time.Millisecond) // the add event's pass and two 1s resyncs
+	if ok, failed, _ := h.writes("CreateRouteEntries", seq); len(ok)+len(failed) != 0 {
+		t.Fatalf("an uninitialized Node got a route: %v %v", ok, failed)
+	}
+	if s, _, err := h.condition(name); err != nil || s != "" {
+		t.Fatalf("uninitialized Node: NetworkUnavailable %q, %v; want untouched", s, err)
+	}
+	start := time.Now()
+	if _, err := h.kube.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.expectRoutes(10*time.Second, h.tables, want{podCIDR(20): h.instances[0]})
+	h.expectCondition(10*time.Second, name, corev1.ConditionFalse, routes.ReasonRouteCreated)
+	t.Logf("route and RouteCreated %v after the taint was removed", time.Since(start).Round(10*time.Millisecond))
 }

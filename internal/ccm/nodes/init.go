@@ -1,0 +1,111 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+)
+
+// NetworkUnavailable reasons; the route controller writes the same ones.
+const (
+	// ReasonNoRouteCreated goes with NetworkUnavailable=True until the
+	// Node's routes exist.
+	ReasonNoRouteCreated = "NoRouteCreated"
+)
+
+// InitOptions are the initialization steps the existing CCM takes before
+// it removes a Node's uninitialized taint, beyond the upstream
+// controller's providerID, labels and addresses.
+type InitOptions struct {
+	// ENIs, when set, turns off the source/destination check of the
+	// instance's primary ENI (read first, written only when on): pod
+	// traffic routed to the instance by the VPC route carries pod
+	// addresses the check would drop. Nil skips the step
+	// (--skip-disable-source-dest-check).
+	ENIs ENIs
+	// Kube patches Node status; with MarkNetworkUnavailable it sets
+	// NetworkUnavailable=True/NoRouteCreated on a Node that has no such
+	// condition yet, so nothing schedules pods needing the pod network
+	// before the route controller has created the Node's route (it then
+	// sets False/RouteCreated).
+	Kube kubernetes.Interface
+	// MarkNetworkUnavailable is on when routes are configured.
+	MarkNetworkUnavailable bool
+}
+
+// SetInit sets the initialization steps; called once the kube client
+// exists, before the controllers start.
+func (s *Instances) SetInit(o InitOptions) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init = o
+}
+
+// prepare runs the initialization steps for an uninitialized Node; any
+// failure keeps the Node uninitialized, so it is retried.
+func (s *Instances) prepare(ctx context.Context, n *v1.Node, in *Instance) error {
+	s.mu.RLock()
+	o := s.init
+	s.mu.RUnlock()
+	if o.ENIs != nil && in.PrimaryENI != "" {
+		if err := s.disableSourceDestCheck(ctx, o.ENIs, n, in); err != nil {
+			return err
+		}
+	}
+	if o.MarkNetworkUnavailable && o.Kube != nil && networkCondition(n) == nil {
+		if err := markNetworkUnavailable(ctx, o.Kube, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Instances) disableSourceDestCheck(ctx context.Context, enis ENIs, n *v1.Node, in *Instance) error {
+	if _, done := s.checkedENIs.Load(in.PrimaryENI); done {
+		return nil
+	}
+	on, err := enis.SourceDestCheck(ctx, in.PrimaryENI)
+	if err != nil {
+		return err
+	}
+	if on {
+		if err := enis.DisableSourceDestCheck(ctx, in.PrimaryENI); err != nil {
+			return err
+		}
+		klog.InfoS("Disabled the source/destination check of the Node's primary ENI", "node", klog.KObj(n), "instance", in.ID, "eni", in.PrimaryENI)
+	}
+	s.checkedENIs.Store(in.PrimaryENI, true)
+	return nil
+}
+
+// networkCondition returns a Node's NetworkUnavailable condition.
+func networkCondition(n *v1.Node) *v1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == v1.NodeNetworkUnavailable {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func markNetworkUnavailable(ctx context.Context, kube kubernetes.Interface, n *v1.Node) error {
+	now := metav1.Now()
+	cond := v1.NodeCondition{
+		Type: v1.NodeNetworkUnavailable, Status: v1.ConditionTrue, Reason: ReasonNoRouteCreated,
+		Message: "Node initialized; the route controller has not created its routes yet", LastTransitionTime: now, LastHeartbeatTime: now,
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.NodeCondition{cond}}})
+	if err != nil {
+		return fmt.Errorf("encode the NetworkUnavailable patch: %w", err)
+	}
+	if _, err := kube.CoreV1().Nodes().PatchStatus(ctx, n.Name, patch); err != nil {
+		return fmt.Errorf("set NetworkUnavailable=True on Node %s: %w", n.Name, err)
+	}
+	klog.V(2).InfoS("Set NetworkUnavailable until the Node's route exists", "node", klog.KObj(n), "reason", ReasonNoRouteCreated)
+	return nil
+}
