@@ -48,6 +48,8 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
 	addFlags(fs, &popts)
+	metricsAddr := ""
+	addMetricsFlag(fs, &metricsAddr)
 
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
 		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
@@ -56,11 +58,24 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
+		// A bad address stops the process at start, naming the flag, before
+		// anything else is loaded.
+		l, err := listenMetrics(metricsAddr)
+		if err != nil {
+			klog.ErrorS(err, "Invalid metrics listener")
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
 		cloud, err := provider.New(c.ComponentConfig.KubeCloudShared.CloudProvider.CloudConfigFile, popts)
 		if err != nil {
 			// A bad configuration stops the process at start, naming the field.
 			klog.ErrorS(err, "Invalid cloud configuration")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+		if err := cloud.Nodes.WatchInitialization(c.SharedInformers.Core().V1().Nodes().Informer()); err != nil {
+			klog.ErrorS(err, "Unable to watch Node initialization for its latency metric")
+		}
+		if l != nil {
+			serveMetrics(l, stop)
 		}
 		return cloud
 	}

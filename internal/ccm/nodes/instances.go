@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -56,6 +57,9 @@ type Instances struct {
 
 	mu       sync.RWMutex
 	recorder record.EventRecorder
+	// initStarts are the first lookups of uninitialized Nodes, by name,
+	// for the initialization latency.
+	initStarts map[string]time.Time
 }
 
 var _ cloudprovider.InstancesV2 = (*Instances)(nil)
@@ -139,6 +143,7 @@ func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error
 		// (a Node that just registered) is never taken for a gone one.
 		in, err = s.find(s.index.Fresh(ctx), n)
 	}
+	countLookup("exists", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
@@ -152,6 +157,7 @@ func (s *Instances) InstanceShutdown(ctx context.Context, n *v1.Node) (bool, err
 		return false, nil
 	}
 	in, err := s.find(ctx, n)
+	countLookup("shutdown", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
@@ -168,7 +174,11 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	if Excluded(n) {
 		return nil, nil
 	}
+	if uninitialized(n) {
+		s.initStarted(n.Name, time.Now())
+	}
 	in, err := s.find(ctx, n)
+	countLookup("metadata", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)

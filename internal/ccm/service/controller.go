@@ -117,6 +117,8 @@ type Controller struct {
 	proven sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
+	// health feeds the failing and invalid Service gauges.
+	health healthBook
 }
 
 // New validates opts and registers the event handlers.
@@ -156,7 +158,6 @@ func New(opts Options) (*Controller, error) {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
 	opts.ClusterID = naming.ClusterID(opts.ClusterID)
-	registerMetrics()
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
 	sliceInf := opts.Informers.Discovery().V1().EndpointSlices()
@@ -193,6 +194,7 @@ func New(opts Options) (*Controller, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("service controller: watch EndpointSlices: %w", err)
 	}
+	gauged.Store(c)
 	return c, nil
 }
 
@@ -233,6 +235,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	var retry *RetryError
 	switch {
 	case err == nil:
+		c.recordOutcome(key, false)
 		c.queue.Forget(key)
 		c.conflicts.Forget(key)
 	case errors.As(err, &retry) || cloud.ClassOf(err) == cloud.ClassConflict:
@@ -242,6 +245,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		klog.V(2).InfoS("Cloud still configuring; requeueing", "service", key, "after", after, "err", err)
 		c.queue.AddAfter(key, after)
 	default:
+		c.recordOutcome(key, true)
 		klog.ErrorS(err, "Failed to sync Service", "service", key, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)
 	}
@@ -507,6 +511,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if !errors.As(perr, &inv) {
 			return perr
 		}
+		c.recordInvalid(key, svc, true)
 		c.warnOnce(svc, key, EventInvalid, inv.Error())
 		if !inv.BackendsUsable() {
 			logger.Info("Not syncing a Service with invalid annotations", "problems", inv.Error())
@@ -518,6 +523,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.syncFrozen(ctx, p, svc, settings)
 	}
 	c.notes.Delete(noteKey(key, EventInvalid))
+	c.recordInvalid(key, svc, false)
 
 	req, err := c.request(svc, settings)
 	if err != nil {
@@ -774,6 +780,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 	if uid != "" {
 		c.proven.Delete(uid)
 	}
+	c.health.forget(key)
 }
 
 func (c *Controller) failed(svc *corev1.Service, err error) {
