@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build controlplane helm test unit lint fmt-check sandbox clean
+.PHONY: all build controlplane helm test unit lint fmt-check fuzz sandbox clean
 
 all: build
 
@@ -48,6 +48,18 @@ test: controlplane fmt-check
 	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	@echo "==> checking that no process started by the tests is left running"
 	@hack/check-no-orphans.sh
+
+## fuzz: run every fuzz target for FUZZTIME each (go test -fuzz takes one target per run); new failing inputs land in the package's testdata/fuzz/
+FUZZTIME ?= 60s
+FUZZFLAGS ?=
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' internal cmd); do \
+		dir=./$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "==> $$dir $$t ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$dir; \
+		done; \
+	done
 
 ## sandbox: run a local cluster with the CCM on the emulated cloud
 sandbox: controlplane

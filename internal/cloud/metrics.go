@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 )
 
 var (
@@ -47,7 +48,7 @@ var (
 )
 
 func init() {
-	legacyregistry.MustRegister(requests, latency, retries, budgetExhausted, notReplayed)
+	ccmmetrics.MustRegister(requests, latency, retries, budgetExhausted, notReplayed)
 }
 
 func observe(product Product, action, code string, d time.Duration) {

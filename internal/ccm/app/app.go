@@ -48,6 +48,8 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
 	addFlags(fs, &popts)
+	metricsAddr := ""
+	addMetricsFlag(fs, &metricsAddr)
 
 	var cmd *cobra.Command
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
@@ -55,6 +57,13 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
 		if name != provider.Name && name != provider.LegacyName {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+		// A bad address stops the process at start, naming the flag, before
+		// anything else is loaded.
+		l, err := listenMetrics(metricsAddr)
+		if err != nil {
+			klog.ErrorS(err, "Invalid metrics listener")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
 		shared := c.ComponentConfig.KubeCloudShared
@@ -65,6 +74,12 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			// A bad configuration stops the process at start, naming the field.
 			klog.ErrorS(err, "Invalid cloud configuration")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+		if err := cloud.Nodes.WatchInitialization(c.SharedInformers.Core().V1().Nodes().Informer()); err != nil {
+			klog.ErrorS(err, "Unable to watch Node initialization for its latency metric")
+		}
+		if l != nil {
+			serveMetrics(l, stop)
 		}
 		return cloud
 	}

@@ -198,6 +198,9 @@ func (c *CCM) Stop() { c.p.Stop(10 * time.Second) }
 // Kill kills the process at once, as when its machine dies.
 func (c *CCM) Kill() { c.p.Kill() }
 
+// PID is the process id, to inspect what the process listens on.
+func (c *CCM) PID() int { return c.p.PID() }
+
 // Log returns the process output so far.
 func (c *CCM) Log() string {
 	data, _ := os.ReadFile(c.LogPath)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -287,7 +288,13 @@ func Parse(data []byte) (*File, []string, error) {
 	if err := json.Unmarshal(js, &f); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, nil, &FieldError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, got a JSON %s", te.Type, te.Value)}
+			// te.Value may carry the literal ("number 1e400"): only its kind
+			// is named, so a long value is never replayed.
+			kind, _, _ := strings.Cut(te.Value, " ")
+			if te.Field == "" {
+				return nil, nil, fmt.Errorf("cloud-config: must be a mapping with a Global section, got a JSON %s", kind)
+			}
+			return nil, nil, &FieldError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, got a JSON %s", te.Type, kind)}
 		}
 		return nil, nil, fmt.Errorf("cloud-config: %w", err)
 	}
@@ -392,7 +399,7 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 	for _, id := range strings.Split(g.RouteTableIDs, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			if !strings.HasPrefix(id, "vtb-") {
-				return nil, &FieldError{Field: "Global.routeTableIDs", Reason: fmt.Sprintf("%q is not a route table id (vtb-...)", id)}
+				return nil, &FieldError{Field: "Global.routeTableIDs", Reason: fmt.Sprintf("%s is not a route table id (vtb-...)", quoteValue(id))}
 			}
 			c.RouteTableIDs = append(c.RouteTableIDs, id)
 		}
@@ -401,7 +408,7 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 	case "", "ecs", "eni":
 		c.ServiceBackendType = bt
 	default:
-		return nil, &FieldError{Field: "Global.serviceBackendType", Reason: fmt.Sprintf("must be ecs or eni, got %q", g.ServiceBackendType)}
+		return nil, &FieldError{Field: "Global.serviceBackendType", Reason: fmt.Sprintf("must be ecs or eni, got %s", quoteValue(g.ServiceBackendType))}
 	}
 	if v, ok := env("SERVICE_FORCE_BACKEND_ENI"); ok && v != "" {
 		switch strings.ToLower(v) {
@@ -410,7 +417,7 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 		case "false":
 			c.ServiceBackendType = "ecs"
 		default:
-			return nil, &FieldError{Field: "env SERVICE_FORCE_BACKEND_ENI", Reason: fmt.Sprintf("must be true or false, got %q", v)}
+			return nil, &FieldError{Field: "env SERVICE_FORCE_BACKEND_ENI", Reason: fmt.Sprintf("must be true or false, got %s", quoteValue(v))}
 		}
 	}
 	if c.ServiceBackendType == "" {
@@ -473,7 +480,7 @@ func (c *Config) setEndpoints(g Global, env Env) error {
 	case "HTTP", "HTTPS":
 		c.Endpoints.Scheme = strings.ToUpper(scheme)
 	default:
-		return &FieldError{Field: field, Reason: fmt.Sprintf("must be HTTP or HTTPS, got %q", scheme)}
+		return &FieldError{Field: field, Reason: fmt.Sprintf("must be HTTP or HTTPS, got %s", quoteValue(scheme))}
 	}
 	c.Endpoints.UseVPC = g.UseVPCEndpoints
 	c.MetadataEndpoint = g.MetadataEndpoint
@@ -484,7 +491,7 @@ func (c *Config) setEndpoints(g Global, env Env) error {
 		c.MetadataEndpoint = "http://100.100.100.200"
 	}
 	if u, err := url.Parse(c.MetadataEndpoint); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return &FieldError{Field: "metadataEndpoint/METADATA_ENDPOINT", Reason: fmt.Sprintf("must be an http(s) URL, got %q", c.MetadataEndpoint)}
+		return &FieldError{Field: "metadataEndpoint/METADATA_ENDPOINT", Reason: fmt.Sprintf("must be an http(s) URL, got %s", quoteValue(c.MetadataEndpoint))}
 	}
 	return nil
 }
@@ -499,12 +506,12 @@ func endpointHost(field, v string) (string, error) {
 	if strings.Contains(v, "://") {
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" {
-			return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port] or URL: %q", v)}
+			return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port] or URL: %s", quoteValue(v))}
 		}
 		return u.Host, nil
 	}
 	if strings.ContainsAny(v, "/ ") {
-		return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port]: %q", v)}
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("not a host[:port]: %s", quoteValue(v))}
 	}
 	return v, nil
 }
@@ -592,7 +599,7 @@ func parseVSwitches(s string) ([]VSwitch, error) {
 			zone, vsw = "", item
 		}
 		if !strings.HasPrefix(vsw, "vsw-") {
-			return nil, &FieldError{Field: "Global.vswitchid", Reason: fmt.Sprintf("%q is not zone:vsw-... or vsw-...", item)}
+			return nil, &FieldError{Field: "Global.vswitchid", Reason: fmt.Sprintf("%s is not zone:vsw-... or vsw-...", quoteValue(item))}
 		}
 		out = append(out, VSwitch{Zone: strings.TrimSpace(zone), ID: vsw})
 	}
@@ -612,10 +619,10 @@ func parseFeatureGates(s string) (map[string]bool, error) {
 		}
 		k, v, ok := strings.Cut(item, "=")
 		if !ok {
-			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("%q is not Gate=true|false", item)}
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("%s is not Gate=true|false", quoteValue(item))}
 		}
 		if _, exists := known[k]; !exists {
-			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("unknown gate %q (known: IPv6DualStack, EndpointSlice, FilterServiceOnNodeChange, LoadBalancerTypeAnnotation)", k)}
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("unknown gate %s (known: IPv6DualStack, EndpointSlice, FilterServiceOnNodeChange, LoadBalancerTypeAnnotation)", quoteValue(k))}
 		}
 		switch strings.ToLower(v) {
 		case "true":
@@ -623,8 +630,25 @@ func parseFeatureGates(s string) (map[string]bool, error) {
 		case "false":
 			out[k] = false
 		default:
-			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("gate %s must be true or false, got %q", k, v)}
+			return nil, &FieldError{Field: "Global.featureGates", Reason: fmt.Sprintf("gate %s must be true or false, got %s", k, quoteValue(v))}
 		}
 	}
 	return out, nil
+}
+
+// maxQuoted bounds each user value quoted in an error: a cloud-config
+// value or environment variable can be long, and the error is logged.
+const maxQuoted = 128
+
+// quoteValue quotes v, keeping at most maxQuoted bytes of it (whole
+// runes) and saying how long the whole was when it cut.
+func quoteValue(v string) string {
+	if len(v) <= maxQuoted {
+		return strconv.Quote(v)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(v[:cut]), len(v))
 }

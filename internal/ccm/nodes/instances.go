@@ -61,6 +61,9 @@ type Instances struct {
 	mu       sync.RWMutex
 	recorder record.EventRecorder
 	init     InitOptions
+	// initStarts are the first lookups of uninitialized Nodes, by name,
+	// for the initialization latency.
+	initStarts map[string]time.Time
 
 	outsideMu sync.Mutex
 	// outside caches instances found by id outside the index (another
@@ -168,6 +171,7 @@ func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error
 		// providerID miss was already confirmed by id, across VPCs.
 		in, err = s.find(s.index.Fresh(ctx), n)
 	}
+	countLookup("exists", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
@@ -181,6 +185,7 @@ func (s *Instances) InstanceShutdown(ctx context.Context, n *v1.Node) (bool, err
 		return false, nil
 	}
 	in, err := s.find(ctx, n)
+	countLookup("shutdown", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonSyncFailed, "Checking the ECS instance failed: %v", err)
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
@@ -197,7 +202,11 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	if Excluded(n) {
 		return nil, nil
 	}
+	if uninitialized(n) {
+		s.initStarted(n.Name, time.Now())
+	}
 	in, err := s.find(ctx, n)
+	countLookup("metadata", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)

@@ -1,8 +1,11 @@
 package routes
 
 import (
+	"time"
+
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 )
 
 var (
@@ -49,6 +52,15 @@ var (
 		Help:           "Route entries the cloud refused, by operation (create, delete, adopt) and error code.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"op", "code"})
+	// legacyLatency is the existing CCM's route latency metric, by its
+	// verbs: create and delete (each route entry, observed with the
+	// duration of the batch call that wrote it) and reconcile (a pass).
+	legacyLatency = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Name:           "ccm_route_latencies_duration_milliseconds",
+		Help:           "Route latency in milliseconds by verb (create, delete: one route entry, the duration of its batch call; reconcile: one pass over every route table). The existing CCM's name.",
+		Buckets:        ccmmetrics.LegacyBuckets,
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"verb"})
 	conflicts = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace:      "alicloud",
 		Subsystem:      "route",
@@ -59,5 +71,16 @@ var (
 )
 
 func init() {
-	legacyregistry.MustRegister(reconciles, reconcileLatency, entriesCreated, entriesDeleted, entriesAdopted, entryFailures, conflicts)
+	ccmmetrics.MustRegister(reconciles, legacyLatency, reconcileLatency, entriesCreated, entriesDeleted, entriesAdopted, entryFailures, conflicts)
+}
+
+// Verbs of ccm_route_latencies_duration_milliseconds, the existing CCM's.
+const (
+	verbCreate    = "create"
+	verbDelete    = "delete"
+	verbReconcile = "reconcile"
+)
+
+func observeLegacy(verb string, d time.Duration) {
+	legacyLatency.WithLabelValues(verb).Observe(ccmmetrics.Milliseconds(d))
 }

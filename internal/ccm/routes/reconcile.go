@@ -63,6 +63,7 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	logger := klog.FromContext(ctx)
 	defer func() {
 		reconcileLatency.Observe(time.Since(start).Seconds())
+		observeLegacy(verbReconcile, time.Since(start))
 		result := "success"
 		if err != nil {
 			result = "error"
@@ -143,7 +144,9 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			}
 		}
 		for _, batch := range chunk(dels, c.opts.BatchSize) {
+			began := time.Now()
 			failed, err := c.deleteBatch(ctx, table, batch)
+			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
 				return outcome{have: out.have, retry: append(out.retry, err)}
 			}
@@ -154,6 +157,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 				}
 				if !bad {
 					entriesDeleted.WithLabelValues(table).Inc()
+					observeLegacy(verbDelete, took)
 					logger.Info("Deleted route", "routeTable", table, "entry", d.Entry.ID, "destination", d.Entry.Dst, "nextHop", d.Entry.HopID, "node", d.Node)
 					if d.Node != "" {
 						c.recorder.Eventf(nodeRef(byName, d.Node), corev1.EventTypeNormal, EventDeletedRoute,
@@ -181,7 +185,9 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			}
 		}
 		for _, batch := range chunk(crs, c.opts.BatchSize) {
+			began := time.Now()
 			failed, err := c.createBatch(ctx, table, batch)
+			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
 				return outcome{have: out.have, retry: append(out.retry, err)}
 			}
@@ -192,6 +198,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 					out.have[routeKey{table, dst}] = true
 					if !bad {
 						entriesCreated.WithLabelValues(table).Inc()
+						observeLegacy(verbCreate, took)
 						logger.Info("Created route", "routeTable", table, "destination", dst, "nextHop", cr.Target.Instance, "node", cr.Target.Node)
 						c.recorder.Eventf(nodeRef(byName, cr.Target.Node), corev1.EventTypeNormal, EventCreatedRoute,
 							"Created route %s via %s in route table %s", dst, cr.Target.Instance, table)

@@ -132,6 +132,8 @@ type Controller struct {
 	verified sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
+	// health feeds the failing and invalid Service gauges.
+	health healthBook
 }
 
 // New validates opts and registers the event handlers.
@@ -174,7 +176,6 @@ func New(opts Options) (*Controller, error) {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
 	opts.ClusterID = naming.ClusterID(opts.ClusterID)
-	registerMetrics()
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
 	sliceInf := opts.Informers.Discovery().V1().EndpointSlices()
@@ -211,6 +212,7 @@ func New(opts Options) (*Controller, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("service controller: watch EndpointSlices: %w", err)
 	}
+	gauged.Store(c)
 	return c, nil
 }
 
@@ -250,6 +252,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	err := c.sync(sctx, key)
 	switch {
 	case err == nil:
+		c.recordOutcome(key, false)
 		c.queue.Forget(key)
 		c.conflicts.Forget(key)
 	case waiting(err):
@@ -259,6 +262,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		klog.V(2).InfoS("Cloud still configuring; requeueing", "service", key, "after", after, "err", err)
 		c.queue.AddAfter(key, after)
 	default:
+		c.recordOutcome(key, true)
 		klog.ErrorS(err, "Failed to sync Service", "service", key, "retries", c.queue.NumRequeues(key))
 		c.queue.AddRateLimited(key)
 	}
@@ -533,6 +537,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if !errors.As(perr, &inv) {
 			return perr
 		}
+		c.recordInvalid(key, svc, true)
 		c.warnOnce(svc, key, EventInvalid, inv.Error())
 		if !inv.BackendsUsable() {
 			logger.Info("Not syncing a Service with invalid annotations", "problems", inv.Error())
@@ -544,6 +549,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.syncFrozen(ctx, p, svc, settings)
 	}
 	c.notes.Delete(noteKey(key, EventInvalid))
+	c.recordInvalid(key, svc, false)
 
 	req, err := c.request(svc, settings)
 	if err != nil {
@@ -847,6 +853,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 		c.proven.Delete(uid)
 		c.verified.Delete(uid)
 	}
+	c.health.forget(key)
 }
 
 // failed reports a sync that did not finish. A cloud still configuring (a

@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Params are the request parameters, query and form body merged. Lookups are
@@ -13,17 +15,55 @@ import (
 // (healthCheckInterval vs HealthCheckInterval).
 type Params map[string]string
 
-// Get returns the value of key and whether it was sent.
+// Get returns the value of key and whether it was sent. Among spellings
+// that differ only in case, the first in byte order wins, so a request
+// always decodes the same way.
 func (p Params) Get(key string) (string, bool) {
 	if v, ok := p[key]; ok {
 		return v, true
 	}
-	for k, v := range p {
+	for _, k := range p.sortedKeys() {
 		if strings.EqualFold(k, key) {
-			return v, true
+			return p[k], true
 		}
 	}
 	return "", false
+}
+
+// sortedKeys returns the parameter names in byte order: decoding walks
+// them in this order rather than in the map's random one.
+func (p Params) sortedKeys() []string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hasPrefixFold reports whether k starts with prefix, ignoring case, in
+// k's own bytes: lower-casing k first can change its length (invalid
+// UTF-8, the Kelvin sign), and slicing k at len(prefix) after that panics
+// or cuts the wrong place.
+func hasPrefixFold(k, prefix string) bool {
+	return len(k) >= len(prefix) && strings.EqualFold(k[:len(prefix)], prefix)
+}
+
+// maxQuoted bounds each value quoted in an error message: a request can
+// carry megabytes, and the answer must not echo them.
+const maxQuoted = 256
+
+// quote quotes v, keeping at most maxQuoted bytes (whole runes) and saying
+// how long the whole was when it cut.
+func quote(v string) string {
+	if len(v) <= maxQuoted {
+		return strconv.Quote(v)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(v[:cut]), len(v))
 }
 
 // String returns the value of key, or "" when absent.
@@ -56,7 +96,7 @@ func (p Params) Int(key string, def int) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, InvalidParameter(key, "The parameter %s must be an integer, got %q.", key, v)
+		return 0, InvalidParameter(key, "The parameter %s must be an integer, got %s.", key, quote(v))
 	}
 	return n, nil
 }
@@ -85,7 +125,7 @@ func (p Params) Bool(key string, def bool) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, InvalidParameter(key, "The parameter %s must be true or false, got %q.", key, v)
+	return false, InvalidParameter(key, "The parameter %s must be true or false, got %s.", key, quote(v))
 }
 
 // Enum returns key when it is one of allowed (case-sensitive), def when
@@ -100,7 +140,7 @@ func (p Params) Enum(key, def string, allowed ...string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", InvalidParameter(key, "The parameter %s must be one of %s, got %q.", key, strings.Join(allowed, ", "), v)
+	return "", InvalidParameter(key, "The parameter %s must be one of %s, got %s.", key, strings.Join(allowed, ", "), quote(v))
 }
 
 // List returns the values of a repeated parameter Name.1, Name.2, ... in
@@ -112,18 +152,19 @@ func (p Params) List(name string) []string {
 	}
 	var items []kv
 	prefix := strings.ToLower(name) + "."
-	for k, v := range p {
-		lk := strings.ToLower(k)
-		if !strings.HasPrefix(lk, prefix) {
+	// Keys are walked in byte order and the sort is stable, so two
+	// spellings of one index (Name.1, name.01) keep a fixed order.
+	for _, k := range p.sortedKeys() {
+		if !hasPrefixFold(k, prefix) {
 			continue
 		}
-		n, err := strconv.Atoi(lk[len(prefix):])
+		n, err := strconv.Atoi(k[len(prefix):])
 		if err != nil {
 			continue
 		}
-		items = append(items, kv{n, v})
+		items = append(items, kv{n, p[k]})
 	}
-	sort.Slice(items, func(a, b int) bool { return items[a].i < items[b].i })
+	sort.SliceStable(items, func(a, b int) bool { return items[a].i < items[b].i })
 	out := make([]string, 0, len(items))
 	for _, it := range items {
 		out = append(out, it.v)
@@ -137,9 +178,11 @@ func (p Params) List(name string) []string {
 func (p Params) Objects(name string) []Params {
 	byIndex := map[int]Params{}
 	prefix := strings.ToLower(name) + "."
-	for k, v := range p {
-		lk := strings.ToLower(k)
-		if !strings.HasPrefix(lk, prefix) {
+	// In byte order: of two spellings of one member (Tag.1.Key,
+	// tag.01.Key) the last in that order wins, every time.
+	for _, k := range p.sortedKeys() {
+		v := p[k]
+		if !hasPrefixFold(k, prefix) {
 			continue
 		}
 		rest := k[len(prefix):]
@@ -173,9 +216,9 @@ func (p Params) Objects(name string) []Params {
 func (p Params) Object(name string) Params {
 	out := Params{}
 	prefix := strings.ToLower(name) + "."
-	for k, v := range p {
-		if strings.HasPrefix(strings.ToLower(k), prefix) {
-			out[k[len(prefix):]] = v
+	for _, k := range p.sortedKeys() {
+		if hasPrefixFold(k, prefix) {
+			out[k[len(prefix):]] = p[k]
 		}
 	}
 	return out
@@ -230,7 +273,12 @@ func (p Params) Page(total, defSize, maxSize int) (pageNumber, pageSize, start, 
 		err = InvalidParameter("PageSize", "The parameter PageSize must be between 1 and %d.", maxSize)
 		return
 	}
-	start = (pageNumber - 1) * pageSize
+	// A huge PageNumber must not overflow into a negative start.
+	if pageNumber-1 > total/pageSize {
+		start = total
+	} else {
+		start = (pageNumber - 1) * pageSize
+	}
 	if start > total {
 		start = total
 	}
@@ -258,7 +306,7 @@ func (p Params) Token(total, defMax, maxMax int, maxKey string) (maxResults, sta
 	if tok := p.String("NextToken"); tok != "" {
 		n, convErr := strconv.Atoi(tok)
 		if convErr != nil || n < 0 {
-			err = Errorf(http.StatusBadRequest, "InvalidParameter.NextToken", "The specified NextToken %q is not valid.", tok)
+			err = Errorf(http.StatusBadRequest, "InvalidParameter.NextToken", "The specified NextToken %s is not valid.", quote(tok))
 			return
 		}
 		start = n
