@@ -130,8 +130,8 @@ func wrapVersion(cmd *cobra.Command) {
 
 func addFlags(fs *pflag.FlagSet, o *provider.Options) {
 	fs.BoolVar(&o.IMDSv2, "enable-imdsv2", o.IMDSv2, "Use IMDSv2 session tokens with the instance metadata service.")
-	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Maximum Alibaba Cloud API calls per second, per product.")
-	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls, per product.")
+	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting and highest Alibaba Cloud API call rate per second, per product and per action: the client slows down when the cloud answers Throttling and speeds back up to this rate when it stops.")
+	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls at --cloud-api-qps, per product and per action (smaller while throttled).")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
 	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,
 		"Use the existing CCM's literal default cluster id \""+config.DefaultClusterID+"\" when the cloud-config sets no clusterID, for clusters whose existing CCM never set it (its load balancers, listeners, groups and routes carry that id). Without it a missing clusterID stops the CCM at start.")

@@ -32,7 +32,8 @@ const LegacyName = "alibabacloud"
 type Options struct {
 	// IMDSv2 uses session tokens with the metadata service.
 	IMDSv2 bool
-	// CloudQPS is each product's sustained API call rate per second
+	// CloudQPS is the starting and highest API call rate per second of each
+	// product and action; the client adapts below it to throttling
 	// (--cloud-api-qps).
 	CloudQPS float64
 	// CloudBurst is how many calls per product may go at once above CloudQPS
