@@ -115,6 +115,9 @@ type Controller struct {
 	// proved the Service's from the cloud, so the hash-gated pass need not
 	// read the load balancer again.
 	proven sync.Map
+	// listings are the providers' start-up listings (*startupListing by
+	// Kind), which prove converged Services without a read each.
+	listings sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
 }
@@ -325,12 +328,12 @@ func (c *Controller) serviceUpdated(oldObj, newObj any) {
 	}
 }
 
-// foreignLabels are the labels other than the two we write; a change to
+// foreignLabels are the labels other than the three we write; a change to
 // them (a user's touch) is a cheap way to ask for a re-check.
 func foreignLabels(svc *corev1.Service) map[string]string {
 	out := map[string]string{}
 	for k, v := range svc.Labels {
-		if k != naming.LabelHash && k != naming.LabelLoadBalancerID {
+		if k != naming.LabelHash && k != naming.LabelLoadBalancerID && k != naming.LabelBackendsHash {
 			out[k] = v
 		}
 	}
@@ -527,6 +530,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
 		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
 	if gated {
+		if c.convergedAtStart(ctx, p, svc, req) {
+			return nil
+		}
 		err := c.syncBackends(ctx, p, svc, req, false)
 		if !errors.Is(err, ErrFullSyncNeeded) {
 			return err
@@ -609,6 +615,9 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	if empty(req.Backends) {
 		c.warnOnce(svc, cache.MetaObjectToName(svc).String(), EventUnavailable, "There are no available backends for the load balancer")
 	}
+	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}); err != nil {
+		return err
+	}
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
@@ -682,7 +691,8 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	c.proven.Store(svc.UID, res.LoadBalancerID)
 	c.warn(svc, res)
-	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}); err != nil {
+	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID,
+		naming.LabelBackendsHash: BackendsHash(res.LoadBalancerID, req.Backends)}); err != nil {
 		observe(p.Kind(), verb, start, err)
 		return err
 	}
@@ -726,7 +736,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		if err := c.patchStatus(ctx, svc, nil); err != nil {
 			return err
 		}
-		if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: "", naming.LabelLoadBalancerID: ""}); err != nil {
+		if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelHash: "", naming.LabelLoadBalancerID: "", naming.LabelBackendsHash: ""}); err != nil {
 			return err
 		}
 	}
