@@ -161,9 +161,9 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		// Fail loudly early when credentials or endpoints are wrong, rather
-		// than on the first node.
-		lister := nodes.CloudLister{Client: c.Client}
-		if _, err := lister.ListVPCInstances(ctx, c.Config.VpcID); err != nil {
+		// than on the first node; the listing then answers the node
+		// controllers' first lookups, so a start costs one listing, not two.
+		if err := c.Nodes.Warm(ctx); err != nil {
 			klog.ErrorS(err, "Cloud API check failed; controllers will keep retrying", "vpc", c.Config.VpcID)
 		}
 	}()
