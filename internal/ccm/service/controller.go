@@ -573,6 +573,13 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 	if v, ok := c.proven.Load(svc.UID); ok && v.(string) == req.LoadBalancerID {
 		return &Binding{LB: &LoadBalancer{ID: req.LoadBalancerID}, Reused: req.Settings.Reused()}, nil
 	}
+	if !req.Settings.Reused() {
+		// After a start, the listing's tags prove it as a read would.
+		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
+			c.proven.Store(svc.UID, lb.ID)
+			return &Binding{LB: lb}, nil
+		}
+	}
 	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
 	if IsRefused(err) {
 		return nil, nil

@@ -3,28 +3,56 @@ package service
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 )
 
-// listingProvider is a provider whose only cloud is a tag listing; any
-// other call panics through the nil embedded Provider.
+// listingProvider is a provider whose cloud is a list of load balancers,
+// read by tag listing or one at a time; any other call panics through the
+// nil embedded Provider.
 type listingProvider struct {
 	Provider
 	lbs   []*LoadBalancer
 	err   error
 	calls int
+	reads int
 	asked []string
 }
 
 func (p *listingProvider) Kind() string { return "TEST" }
+
+func (p *listingProvider) ReuseRules() ReuseRules { return ReuseRules{} }
+
+// Describe and FindTagged read the same cloud one load balancer at a time,
+// counted in reads.
+func (p *listingProvider) Describe(_ context.Context, id string) (*LoadBalancer, error) {
+	p.reads++
+	for _, lb := range p.lbs {
+		if lb.ID == id {
+			return lb, nil
+		}
+	}
+	return nil, nil
+}
+
+func (p *listingProvider) FindTagged(_ context.Context, name string) (*LoadBalancer, error) {
+	p.reads++
+	for _, lb := range p.lbs {
+		if lb.Tags[naming.TagKeyDefaultName] == name {
+			return lb, nil
+		}
+	}
+	return nil, nil
+}
 
 func (p *listingProvider) ListTagged(_ context.Context, key, value string) ([]*LoadBalancer, error) {
 	p.calls++
@@ -158,5 +186,52 @@ func TestBackendsHash(t *testing.T) {
 				t.Errorf("same hash = %v, want %v", got, tc.same)
 			}
 		})
+	}
+}
+
+// TestProveFromStartupListing: a Service whose backends moved while the
+// CCM was down is still proven by the listing, without a read of its load
+// balancer; another Service whose label names that load balancer is not
+// proven by it, and the reads of Bind find it is not its own.
+func TestProveFromStartupListing(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "cccc"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+	s, err := annotations.Parse(svc, annotations.Defaults{Owner: annotations.OwnerCLB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &LoadBalancer{ID: "lb-c", Tags: map[string]string{naming.TagKeyDefaultName: naming.DefaultLBName(svc), naming.TagKeyCluster: "c1"}}
+	p := &listingProvider{lbs: []*LoadBalancer{own}}
+	events := record.NewFakeRecorder(10)
+	c := &Controller{opts: Options{ClusterID: "c1"}, recorder: events}
+	req := &Request{Service: svc, Settings: s, ClusterID: "c1", LoadBalancerID: "lb-c"}
+	b, err := c.prove(context.Background(), p, svc, req)
+	if err != nil || b.ID() != "lb-c" || b.Own(req) == nil {
+		t.Fatalf("prove = %+v, %v; want lb-c, owned", b, err)
+	}
+	if v, _ := c.proven.Load(svc.UID); v != "lb-c" {
+		t.Errorf("proven cache holds %v", v)
+	}
+	if p.calls != 1 || p.reads != 0 {
+		t.Errorf("%d listings and %d reads, want 1 and 0", p.calls, p.reads)
+	}
+	other := svc.DeepCopy()
+	other.UID = "dddd"
+	b, err = c.prove(context.Background(), p, other, &Request{Service: other, Settings: s, ClusterID: "c1", LoadBalancerID: "lb-c"})
+	if err != nil || b != nil {
+		t.Fatalf("another Service's label proved %+v, %v", b, err)
+	}
+	if _, ok := c.proven.Load(other.UID); ok {
+		t.Error("another Service was cached as proven")
+	}
+	if p.calls != 1 || p.reads != 2 {
+		t.Errorf("%d listings and %d reads, want 1 and Bind's 2", p.calls, p.reads)
+	}
+	select {
+	case e := <-events.Events:
+		if !strings.Contains(e, EventNotOwned) {
+			t.Errorf("event %q, want %s", e, EventNotOwned)
+		}
+	default:
+		t.Errorf("no %s Warning for the foreign label", EventNotOwned)
 	}
 }
