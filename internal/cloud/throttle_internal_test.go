@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
+	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -196,5 +197,58 @@ func TestHintOf(t *testing.T) {
 	}
 	if got := hintOf(http.ErrHandlerTimeout); got != (Hint{}) {
 		t.Errorf("hint of a non-server error = %+v", got)
+	}
+}
+
+// metricValue reads a gauge or counter from the legacy registry; -1 when
+// the series does not exist.
+func metricValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue series
+				}
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return -1
+}
+
+// TestThrottleMetrics: the current rates and the refusals are exported.
+func TestThrottleMetrics(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1700000000, 0)}
+	th := newThrottle(clk, 20, 40)
+	const action = "MetricsTestAction"
+	th.Succeeded(ECS, action)
+	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": action}); v != 20 {
+		t.Fatalf("rate gauge before throttling = %v, want 20", v)
+	}
+	th.Throttled(ECS, action, "Throttling.Api", Hint{})
+	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": action}); v != 10 {
+		t.Errorf("action rate gauge = %v, want 10", v)
+	}
+	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": productScope}); v != 16 {
+		t.Errorf("product rate gauge = %v, want 16", v)
+	}
+	if v := metricValue(t, "alicloud_api_throttled_total", map[string]string{"product": "ecs", "action": action, "code": "Throttling.Api"}); v != 1 {
+		t.Errorf("throttled_total = %v, want 1", v)
 	}
 }
