@@ -18,7 +18,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
-	"golang.org/x/time/rate"
 	"k8s.io/klog/v2"
 )
 
@@ -99,10 +98,12 @@ type Options struct {
 	// Credentials is asked for credentials before each call (AccessKey or
 	// refreshed STS token); required.
 	Credentials CredentialsProvider
-	// QPS is each product's sustained call rate per second (default 20).
+	// QPS is the starting and highest call rate per second of each product
+	// and of each action (default 20); the Throttle lowers it while the
+	// cloud answers Throttling and raises it back when it stops.
 	QPS float64
-	// Burst is each product's token-bucket size: calls that may go at once
-	// above QPS (default 40).
+	// Burst is each limiter's token-bucket size at QPS: calls that may go
+	// at once (default 40); it shrinks with a lowered rate.
 	Burst int
 	// Timeout bounds one HTTP attempt (default 20s).
 	Timeout time.Duration
@@ -133,7 +134,7 @@ type Clients struct {
 // Client is the CCM's handle on the cloud. It is safe for concurrent use.
 type Client struct {
 	opts     Options
-	limiters map[Product]*rate.Limiter
+	throttle *Throttle
 
 	mu      sync.Mutex
 	creds   Credentials
@@ -169,12 +170,11 @@ func New(opts Options) (*Client, error) {
 	if opts.Endpoints.Scheme == "" {
 		opts.Endpoints.Scheme = "HTTPS"
 	}
-	c := &Client{opts: opts, limiters: map[Product]*rate.Limiter{}}
-	for _, p := range Products {
-		c.limiters[p] = rate.NewLimiter(rate.Limit(opts.QPS), opts.Burst)
-	}
-	return c, nil
+	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.Burst)}, nil
 }
+
+// Throttle returns the client's adaptive rate limiter (for its rates).
+func (c *Client) Throttle() *Throttle { return c.throttle }
 
 // Region returns the region the client calls.
 func (c *Client) Region() string { return c.opts.Region }
@@ -266,7 +266,7 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 			}
 			return zero, fmt.Errorf("%s %s: not attempted: %w", product, action, err)
 		}
-		if err := c.limiters[product].Wait(ctx); err != nil {
+		if err := c.throttle.Wait(ctx, product, action); err != nil {
 			return zero, fmt.Errorf("%s %s: waiting for the rate limiter: %w", product, action, err)
 		}
 		clients, err := c.sdkClients(ctx)
@@ -281,10 +281,14 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		}
 		if r.err == nil {
 			observe(product, action, codeOK, r.elapsed)
+			c.throttle.Succeeded(product, action)
 			return r.resp, nil
 		}
 		last = wrap(product, action, r.err)
 		observe(product, action, metricCode(last), r.elapsed)
+		if last.Class == ClassThrottled {
+			c.throttle.Throttled(product, action, last.Code, hintOf(r.err))
+		}
 		if !last.Class.Retryable() || attempt >= c.opts.MaxAttempts {
 			break
 		}

@@ -1,6 +1,6 @@
 // Package cloud is the one layer between the CCM and Alibaba Cloud's
 // OpenAPIs: it builds the official SDK clients from the current
-// credentials, and wraps every call with a per-product rate limiter, a
+// credentials, and wraps every call with an adaptive rate limiter, a
 // timeout, retries with jittered exponential backoff for transient errors,
 // error classification by the API's error Code, and Prometheus metrics.
 //
@@ -33,6 +33,18 @@
 // cloud fails fast and the controller's workqueue backs off instead.
 // Options.MaxAttempts still bounds each call. RetryBudgetLeft reads what is
 // left, for logs.
+//
+// # Adaptive throttling
+//
+// Every call waits for its product's shared limiter and for its action's
+// own (Throttle). Both start at Options.QPS (--cloud-api-qps), which is also
+// their ceiling. A Throttling answer halves the rate of the scope the cloud
+// named (the action for Throttling.Api, the product for Throttling.User and
+// others) and trims the other by a fifth, at most once a second, never
+// below the Limit the answer's x-ratelimit header advertises; its TimeLeft
+// holds the limiter. Each second without throttling adds back a twentieth
+// of the ceiling. Rates are exported as alicloud_api_client_rate_limit and
+// refusals as alicloud_api_throttled_total.
 //
 // # Cancellation
 //

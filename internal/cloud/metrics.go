@@ -45,10 +45,24 @@ var (
 		Help:           "Alibaba Cloud API writes not retried because their outcome was unknown and a replay could apply them twice, by product and action.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"product", "action"})
+	rateGauge = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "client_rate_limit",
+		Help:           "Current adaptive client-side call rate per second by product and action (action * is the product's shared limiter).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action"})
+	throttledTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "api",
+		Name:           "throttled_total",
+		Help:           "Alibaba Cloud API attempts refused by flow control, by product, action and code.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"product", "action", "code"})
 )
 
 func init() {
-	ccmmetrics.MustRegister(requests, latency, retries, budgetExhausted, notReplayed)
+	ccmmetrics.MustRegister(requests, latency, retries, budgetExhausted, notReplayed, rateGauge, throttledTotal)
 }
 
 func observe(product Product, action, code string, d time.Duration) {

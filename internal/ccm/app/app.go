@@ -151,8 +151,8 @@ func wrapVersion(cmd *cobra.Command) {
 
 func addFlags(fs *pflag.FlagSet, o *provider.Options) {
 	fs.BoolVar(&o.IMDSv2, "enable-imdsv2", o.IMDSv2, "Use IMDSv2 session tokens with the instance metadata service.")
-	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Maximum Alibaba Cloud API calls per second, per product.")
-	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls, per product.")
+	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting and highest Alibaba Cloud API call rate per second, per product and per action: the client slows down when the cloud answers Throttling and speeds back up to this rate when it stops.")
+	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls at --cloud-api-qps, per product and per action (smaller while throttled).")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
 	fs.BoolVar(&o.UseVPCEndpoints, "use-vpc-endpoints", o.UseVPCEndpoints,
 		"Call the VPC-internal API endpoints (ecs-vpc.<region>.aliyuncs.com, vpc-vpc..., slb-vpc..., nlb-vpc...), reachable only from inside a VPC, as the existing CCM's --network=vpc does; cloud-config useVPCEndpoints does the same. ECS_ENDPOINT etc. and the cloud-config endpoints still win.")

@@ -28,6 +28,10 @@ const (
 	LabelHash = "service.beta.kubernetes.io/hash"
 	// LabelLoadBalancerID holds the id of the LB serving the Service.
 	LabelLoadBalancerID = "service.k8s.alibaba/loadbalancer-id"
+	// LabelBackendsHash holds a hash of the LB id and the backends of the
+	// last successful sync, so a restarted CCM can tell a Service whose
+	// backends did not move without reading them (a hint, never proof).
+	LabelBackendsHash = "service.k8s.alibaba/backends-hash"
 	// LabelSecurityGroupID holds the id of the CCM-created NLB security group.
 	LabelSecurityGroupID = "service.k8s.alibaba/security-group-id"
 )

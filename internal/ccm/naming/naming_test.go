@@ -199,8 +199,8 @@ func TestHash(t *testing.T) {
 }
 
 func TestConstants(t *testing.T) {
-	got := []string{naming.FinalizerCLB, naming.FinalizerNLB, naming.LabelHash, naming.LabelLoadBalancerID, naming.LabelSecurityGroupID}
-	want := []string{"service.k8s.alibaba/resources", "service.k8s.alibaba/nlb", "service.beta.kubernetes.io/hash", "service.k8s.alibaba/loadbalancer-id", "service.k8s.alibaba/security-group-id"}
+	got := []string{naming.FinalizerCLB, naming.FinalizerNLB, naming.LabelHash, naming.LabelLoadBalancerID, naming.LabelSecurityGroupID, naming.LabelBackendsHash}
+	want := []string{"service.k8s.alibaba/resources", "service.k8s.alibaba/nlb", "service.beta.kubernetes.io/hash", "service.k8s.alibaba/loadbalancer-id", "service.k8s.alibaba/security-group-id", "service.k8s.alibaba/backends-hash"}
 	for i := range got {
 		if got[i] != want[i] {
 			t.Errorf("%q != %q", got[i], want[i])

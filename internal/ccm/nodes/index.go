@@ -208,6 +208,18 @@ func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, e
 	}
 }
 
+// Warm runs a listing now, or joins the one in flight, so that the first
+// lookups are answered from it; it returns that listing's error.
+func (x *Index) Warm(ctx context.Context) error {
+	x.mu.Lock()
+	if err := x.listOrWait(ctx); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.lastError
+}
+
 // listOrWait, called with x.mu held, releases it and either runs a listing
 // or waits for the one in flight, so concurrent lookups share one listing.
 func (x *Index) listOrWait(ctx context.Context) error {

@@ -121,3 +121,37 @@ func TestFreshLookupSeesInstancesCreatedAfterTheListing(t *testing.T) {
 		t.Fatalf("%d listings, want 3 (first, and one per fresh lookup)", n)
 	}
 }
+
+// TestIndexWarmServesTheFirstLookups: the start-up check's listing answers
+// the lookups made during and after it; a failed one reports its error.
+func TestIndexWarmServesTheFirstLookups(t *testing.T) {
+	f := &fakeLister{delay: 20 * time.Millisecond, list: []Instance{{ID: "i-a", PrivateIPs: []string{"10.0.0.1"}}}}
+	x := NewIndex(f, "vpc-1")
+	done := make(chan error)
+	go func() { done <- x.Warm(context.Background()) }()
+	time.Sleep(5 * time.Millisecond) // the lookup joins the warm-up in flight
+	in, err := x.ByPrivateIP(context.Background(), "10.0.0.1")
+	if err != nil || in == nil || in.ID != "i-a" {
+		t.Fatalf("lookup during warm-up: %v %v", in, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if in, err := x.ByID(context.Background(), "i-a"); err != nil || in == nil {
+		t.Fatalf("lookup after warm-up: %v %v", in, err)
+	}
+	if n := f.calls.Load(); n != 1 {
+		t.Fatalf("warm-up and two lookups made %d listings, want 1", n)
+	}
+
+	failing := NewIndex(failingLister{}, "vpc-1")
+	if err := failing.Warm(context.Background()); err == nil {
+		t.Fatal("a failed warm-up listing reported no error")
+	}
+}
+
+type failingLister struct{}
+
+func (failingLister) ListVPCInstances(context.Context, string) ([]Instance, error) {
+	return nil, fmt.Errorf("throttled")
+}

@@ -157,6 +157,10 @@ func nodeIP(n *v1.Node) string {
 	return ""
 }
 
+// Warm fills the instance cache with one listing, so that a check of the
+// cloud at start also serves the first Node lookups.
+func (s *Instances) Warm(ctx context.Context) error { return s.index.Warm(ctx) }
+
 // InstanceExists reports whether the Node's instance exists. Excluded
 // Nodes always exist, so they are never deleted.
 func (s *Instances) InstanceExists(ctx context.Context, n *v1.Node) (bool, error) {

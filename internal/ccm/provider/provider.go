@@ -32,7 +32,8 @@ const LegacyName = "alibabacloud"
 type Options struct {
 	// IMDSv2 uses session tokens with the metadata service.
 	IMDSv2 bool
-	// CloudQPS is each product's sustained API call rate per second
+	// CloudQPS is the starting and highest API call rate per second of each
+	// product and action; the client adapts below it to throttling
 	// (--cloud-api-qps).
 	CloudQPS float64
 	// CloudBurst is how many calls per product may go at once above CloudQPS
@@ -202,9 +203,9 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		// Fail loudly early when credentials or endpoints are wrong, rather
-		// than on the first node.
-		lister := nodes.CloudLister{Client: c.Client}
-		if _, err := lister.ListVPCInstances(ctx, c.Config.VpcID); err != nil {
+		// than on the first node; the listing then answers the node
+		// controllers' first lookups, so a start costs one listing, not two.
+		if err := c.Nodes.Warm(ctx); err != nil {
 			klog.ErrorS(err, "Cloud API check failed; controllers will keep retrying", "vpc", c.Config.VpcID)
 		}
 	}()

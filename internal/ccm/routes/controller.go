@@ -158,8 +158,15 @@ func New(opts Options) (*Controller, error) {
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 	}
-	if _, err := opts.NodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.nodeEvent() },
+	if _, err := opts.NodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// The Nodes of the initial listing are covered by the first pass,
+		// which Run starts once the cache has them: queueing another for
+		// them would list every table twice on each start.
+		AddFunc: func(_ any, initial bool) {
+			if !initial {
+				c.nodeEvent()
+			}
+		},
 		UpdateFunc: c.nodeUpdated,
 		DeleteFunc: c.nodeDeleted,
 	}); err != nil {

@@ -121,9 +121,9 @@ func (h *harness) cloudClient() *cloud.Client {
 	return c
 }
 
-// start runs a route controller until the test ends; tweak adjusts its
-// options (tables default to every table of the VPC).
-func (h *harness) start(tweak func(o *routes.Options)) {
+// start runs a route controller until the test ends or stop is called;
+// tweak adjusts its options (tables default to every table of the VPC).
+func (h *harness) start(tweak func(o *routes.Options)) (stop func()) {
 	t := h.t
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(h.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -150,12 +150,17 @@ func (h *harness) start(tweak func(o *routes.Options)) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); ctrl.Run(ctx, 2) }()
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		factory.Shutdown()
-		broadcaster.Shutdown()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			factory.Shutdown()
+			broadcaster.Shutdown()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func (h *harness) nodeName(i int) string { return fmt.Sprintf("%s-%02d", h.label, i) }

@@ -428,3 +428,45 @@ func TestUninitializedNodeWaitsForInitialization(t *testing.T) {
 	h.expectCondition(10*time.Second, name, corev1.ConditionFalse, routes.ReasonRouteCreated)
 	t.Logf("route and RouteCreated %v after the taint was removed", time.Since(start).Round(10*time.Millisecond))
 }
+
+// TestRestartCost: a route controller started over routes that are already
+// right (a CCM restart) lists each route table once and writes nothing.
+func TestRestartCost(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	h := newHarness(t, "restart", n, 1)
+	stop := h.start(nil)
+	w := want{}
+	for i, inst := range h.instances {
+		h.addNode(h.nodeName(i), inst, podCIDR(60+i))
+		w[podCIDR(60+i)] = inst
+	}
+	h.expectRoutes(30*time.Second, h.tables, w)
+	for i := range h.instances {
+		h.expectCondition(10*time.Second, h.nodeName(i), corev1.ConditionFalse, routes.ReasonRouteCreated)
+	}
+	stop()
+	seq := h.lastSeq()
+	h.start(func(o *routes.Options) { o.ResyncPeriod = routes.DefaultResyncPeriod })
+	const window = 5 * time.Second
+	time.Sleep(window)
+	lists := map[string]int{}
+	others := map[string]int{}
+	for _, r := range h.env.Emulator.Requests(gateway.RequestFilter{AfterSeq: seq}) {
+		if r.Action == "DescribeRouteEntryList" {
+			lists[r.Params["RouteTableId"]]++
+		} else {
+			others[r.Action]++
+		}
+	}
+	t.Logf("restart over %d converged Nodes in %d tables: list calls per table %v, other calls %v in %v", n, len(h.tables), lists, others, window)
+	if len(others) != 0 {
+		t.Errorf("the restart made other calls than listings: %v", others)
+	}
+	for _, table := range h.tables {
+		if lists[table] != 1 {
+			t.Errorf("table %s listed %d times, want once", table, lists[table])
+		}
+	}
+	h.expectRoutes(time.Second, h.tables, w)
+}

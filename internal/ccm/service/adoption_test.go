@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,8 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
@@ -137,11 +140,13 @@ func TestAdoptExistingCCMState(t *testing.T) {
 	}
 }
 
-// TestScaleAndRestart: with 20 ms added to every cloud call, 50 Services
-// with 2 ports each on 10 Nodes all get an address in under 60 s; a CCM
-// restart afterwards makes zero SLB write calls.
+// TestScaleAndRestart: with 20 ms added to every cloud call, 50 CLB
+// Services with 2 ports each on 10 Nodes all get an address in under 60 s;
+// with 10 NLB Services beside them, a CCM restart then costs, in its first
+// 60 s, one tag listing per load balancer kind (a page per 100 load
+// balancers) plus the node controller's instance listings, and no write.
 func TestScaleAndRestart(t *testing.T) {
-	const services = 50
+	const services, nlbServices = 50, 10
 	rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Latency: gateway.Duration(20 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
@@ -155,11 +160,7 @@ func TestScaleAndRestart(t *testing.T) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, n := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			createService(t, svcSpec{name: n, ports: []int32{80, 443}})
-		}()
+		wg.Go(func() { createService(t, svcSpec{name: n, ports: []int32{80, 443}}) })
 	}
 	wg.Wait()
 	poll(t, 60*time.Second, "every Service has an address", func(ctx context.Context) (bool, error) {
@@ -184,9 +185,25 @@ func TestScaleAndRestart(t *testing.T) {
 	if took > 60*time.Second {
 		t.Errorf("took %v, want under 60s", took)
 	}
+	var zoneMaps []string
+	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
+		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
+	}
+	for i := range nlbServices {
+		n := fmt.Sprintf("scale-nlb-%02d", i)
+		svc := newService(svcSpec{name: n, ports: []int32{80, 443}, annotations: map[string]string{annotations.Key("zone-maps"): strings.Join(zoneMaps, ",")}})
+		svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
+		if _, err := kube(t).CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
 	// Let the last label and status writes land before the restart.
 	for _, n := range names {
-		waitIngress(t, n, 10*time.Second)
+		waitIngress(t, n, 60*time.Second)
+		poll(t, 10*time.Second, n+" has its backends-hash label", func(ctx context.Context) (bool, error) {
+			return getService(t, n).Labels[naming.LabelBackendsHash] != "", nil
+		})
 	}
 
 	ccm.Stop()
@@ -194,16 +211,40 @@ func TestScaleAndRestart(t *testing.T) {
 	if err := startCCM(); err != nil {
 		t.Fatal(err)
 	}
-	restart := time.Now()
-	poll(t, 60*time.Second, "the restarted CCM checks every Service", func(ctx context.Context) (bool, error) {
-		return len(cloud.Requests(gateway.RequestFilter{Product: "slb", Action: "DescribeVServerGroups", AfterSeq: seq})) >= services, nil
-	})
-	time.Sleep(2 * time.Second)
-	after := cloud.Requests(gateway.RequestFilter{Product: "slb", AfterSeq: seq})
-	t.Logf("restart: %d SLB calls in %v (%.1f reads per Service): %v", len(after), time.Since(restart).Round(10*time.Millisecond), float64(len(after))/services, perAction(after))
-	if w := writesSince(seq); len(w) != 0 {
-		t.Errorf("the restart made %d SLB write calls: %v", len(w), actions(w))
+	const window = 60 * time.Second
+	time.Sleep(window)
+	after := cloud.Requests(gateway.RequestFilter{AfterSeq: seq})
+	total := len(names)
+	byAction := map[string]int{}
+	var written []string
+	restarted := time.Now().Add(-window)
+	for _, r := range after {
+		t.Logf("  +%v %s %s %s", r.Time.Sub(restarted).Round(10*time.Millisecond), r.Product, r.Action, r.Code)
+		byAction[r.Product+" "+r.Action]++
+		if isWrite(r.Action) {
+			written = append(written, r.Product+" "+r.Action)
+		}
 	}
+	t.Logf("restart with %d converged Services (%d CLB, %d NLB) and %d Nodes: %d cloud calls in the first %v: %v",
+		total, services, nlbServices, nodeCount, len(after), window, byAction)
+	if len(written) != 0 {
+		t.Errorf("the restart made %d write calls: %v", len(written), written)
+	}
+	// One page per 100 load balancers per kind, and the node controller's
+	// instance listings: one at start, then one per instance cache period
+	// (15 s) while the status updates, every 10 s in these tests (5 min by
+	// default), ask for instances.
+	pages := func(n int) int { return (n + 99) / 100 }
+	if n := byAction["slb DescribeLoadBalancers"]; n != pages(services) {
+		t.Errorf("%d CLB listings, want %d", n, pages(services))
+	}
+	if n := byAction["nlb ListLoadBalancers"]; n != pages(nlbServices) {
+		t.Errorf("%d NLB listings, want %d", n, pages(nlbServices))
+	}
+	if limit := pages(services) + pages(nlbServices) + 4; len(after) > limit {
+		t.Errorf("%d calls in the first %v after the restart, want at most %d", len(after), window, limit)
+	}
+	// The restarted CCM still deletes what it proved from the listing.
 	cloud.Gateway.RemoveFault(rule.ID)
 	for _, n := range names {
 		if err := kube(t).CoreV1().Services(ns).Delete(context.Background(), n, metav1.DeleteOptions{}); err != nil {

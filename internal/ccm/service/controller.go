@@ -130,6 +130,9 @@ type Controller struct {
 	// verified holds, per Service UID, when its load balancer was last
 	// fully synced (Ensure), for VerifyPeriod.
 	verified sync.Map
+	// listings are the providers' start-up listings (*startupListing by
+	// Kind), which prove converged Services without a read each.
+	listings sync.Map
 	// conflicts backs off Services whose cloud resources are busy.
 	conflicts workqueue.TypedRateLimiter[string]
 	// health feeds the failing and invalid Service gauges.
@@ -565,6 +568,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.ensure(ctx, p, svc, req, hash, true)
 	}
 	if gated {
+		if c.convergedAtStart(ctx, p, svc, req) {
+			return nil
+		}
 		err := c.syncBackends(ctx, p, svc, req, false)
 		if !errors.Is(err, ErrFullSyncNeeded) {
 			return err
@@ -620,6 +626,13 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 	if v, ok := c.proven.Load(svc.UID); ok && v.(string) == req.LoadBalancerID {
 		return &Binding{LB: &LoadBalancer{ID: req.LoadBalancerID}, Reused: req.Settings.Reused()}, nil
 	}
+	if !req.Settings.Reused() {
+		// After a start, the listing's tags prove it as a read would.
+		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
+			c.proven.Store(svc.UID, lb.ID)
+			return &Binding{LB: lb}, nil
+		}
+	}
 	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
 	if IsRefused(err) {
 		return nil, nil
@@ -660,6 +673,9 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	}
 	c.warn(svc, res)
 	c.noBackends(svc, req.Backends)
+	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}); err != nil {
+		return err
+	}
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
@@ -736,7 +752,8 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.proven.Store(svc.UID, res.LoadBalancerID)
 	c.verified.Store(svc.UID, time.Now())
 	c.warn(svc, res)
-	labels := map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID}
+	labels := map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID,
+		naming.LabelBackendsHash: BackendsHash(res.LoadBalancerID, req.Backends)}
 	for k, v := range res.Labels {
 		labels[k] = v
 	}

@@ -79,7 +79,7 @@ type Result struct {
 
 // OwnedLabels are the Service labels the controller and its providers
 // write: their changes are not a user's touch, and cleanup removes them.
-var OwnedLabels = []string{naming.LabelHash, naming.LabelLoadBalancerID, naming.LabelSecurityGroupID}
+var OwnedLabels = []string{naming.LabelHash, naming.LabelLoadBalancerID, naming.LabelBackendsHash, naming.LabelSecurityGroupID}
 
 // ErrFullSyncNeeded is returned by SyncBackends when it finds that the load
 // balancer or its listeners drifted (deleted out of band, say), so the

@@ -664,3 +664,17 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	}
 	return true, nil
 }
+
+// ListTagged implements service.Lister: one DescribeLoadBalancers page per
+// 100 load balancers.
+func (p *Provider) ListTagged(ctx context.Context, key, value string) ([]*service.LoadBalancer, error) {
+	lbs, err := p.api.lbsByTag(ctx, key, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*service.LoadBalancer, 0, len(lbs))
+	for i := range lbs {
+		out = append(out, facts(&lbs[i]))
+	}
+	return out, nil
+}

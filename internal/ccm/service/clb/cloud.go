@@ -409,3 +409,29 @@ func (a api) deleteLB(ctx context.Context, lbID string) error {
 func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
 	return service.ENIsByIP(ctx, a.c, vpcID, ips)
 }
+
+// lbsByTag lists every load balancer tagged key=value, page by page.
+func (a api) lbsByTag(ctx context.Context, key, value string) ([]slb.LoadBalancer, error) {
+	tags, _ := json.Marshal([]map[string]string{{"TagKey": key, "TagValue": value}})
+	var out []slb.LoadBalancer
+	for page := 1; ; page++ {
+		req := slb.CreateDescribeLoadBalancersRequest()
+		req.PageSize = requests.NewInteger(listPageSize)
+		req.PageNumber = requests.NewInteger(page)
+		req.Tags = string(tags)
+		resp, err := cloud.Do(ctx, a.c, cloud.SLB, "DescribeLoadBalancers", func(c *cloud.Clients) (*slb.DescribeLoadBalancersResponse, error) {
+			return c.SLB.DescribeLoadBalancers(req)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list load balancers tagged %s=%s, page %d: %w", key, value, page, err)
+		}
+		got := resp.LoadBalancers.LoadBalancer
+		out = append(out, got...)
+		if len(got) < listPageSize || len(out) >= resp.TotalCount {
+			return out, nil
+		}
+	}
+}
+
+// listPageSize is the API's largest DescribeLoadBalancers page.
+const listPageSize = 100

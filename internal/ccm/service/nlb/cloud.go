@@ -727,3 +727,28 @@ func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, 
 	}
 	return out, nil
 }
+
+// lbsByTag lists every load balancer tagged key=value, page by page.
+func (a api) lbsByTag(ctx context.Context, key, value string) ([]*lbInfo, error) {
+	var out []*lbInfo
+	token := ""
+	for page := 1; ; page++ {
+		r := nlb.CreateListLoadBalancersRequest()
+		r.MaxResults = requests.NewInteger(pageSize)
+		r.NextToken = token
+		r.Tag = &[]nlb.ListLoadBalancersTag{{Key: key, Value: value}}
+		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListLoadBalancers", func(c *cloud.Clients) (*nlb.ListLoadBalancersResponse, error) {
+			return c.NLB.ListLoadBalancers(r)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list load balancers tagged %s=%s, page %d: %w", key, value, page, err)
+		}
+		for _, lb := range resp.LoadBalancers {
+			out = append(out, fromInfo(lb))
+		}
+		if resp.NextToken == "" || resp.NextToken == token {
+			return out, nil
+		}
+		token = resp.NextToken
+	}
+}

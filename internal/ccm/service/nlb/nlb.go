@@ -868,3 +868,17 @@ func (p *Provider) removeBoundMembers(ctx context.Context, req *service.Request)
 	}
 	return p.runQueues(ctx, "server removal", queues)
 }
+
+// ListTagged implements service.Lister: one ListLoadBalancers page per 100
+// load balancers.
+func (p *Provider) ListTagged(ctx context.Context, key, value string) ([]*service.LoadBalancer, error) {
+	lbs, err := p.api.lbsByTag(ctx, key, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*service.LoadBalancer, 0, len(lbs))
+	for _, lb := range lbs {
+		out = append(out, facts(lb))
+	}
+	return out, nil
+}
