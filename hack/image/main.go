@@ -68,6 +68,9 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		if err != nil {
 			return fmt.Errorf("--platforms: %w", err)
 		}
+		if pl.OS != "linux" || pl.Architecture == "" {
+			return fmt.Errorf("--platforms: %q is not linux/ARCH", p)
+		}
 		if pl.Architecture == "arm64" && pl.Variant == "" {
 			pl.Variant = "v8"
 		}
