@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -386,7 +387,7 @@ func write(c Component, binaries map[string]string, base v1.Layer, opts Options)
 		pi.BinarySize = st.Size()
 		if opts.DockerArchives {
 			pi.Archive = filepath.Join(opts.OutDir, c.Name+"-"+platformDir(p)+".tar")
-			if err := writeArchive(pi.Archive, opts.Repository+"/"+c.Name, opts.Version, img); err != nil {
+			if err := writeArchive(pi.Archive, opts.Repository+"/"+c.Name, opts.Version, img, opts.Created); err != nil {
 				return r, err
 			}
 		}
@@ -395,17 +396,85 @@ func write(c Component, binaries map[string]string, base v1.Layer, opts Options)
 	return r, nil
 }
 
-// writeArchive writes img as a docker-archive tagged repo:version and repo:latest.
-func writeArchive(path, repo, ver string, img v1.Image) error {
-	refs := map[name.Reference]v1.Image{}
-	for _, tag := range []string{ver, "latest"} {
-		t, err := name.NewTag(repo+":"+tag, name.WithDefaultRegistry(""))
-		if err != nil {
-			return fmt.Errorf("tag %s:%s: %w", repo, tag, err)
-		}
-		refs[t] = img
+// writeArchive writes img as a docker-archive (manifest.json, the config,
+// the gzipped layers) tagged repo:version and repo:latest. Written here
+// rather than by tarball.Write, whose tag order follows map iteration, so
+// that the archive too is the same bytes for the same image.
+func writeArchive(path, repo, ver string, img v1.Image, mtime time.Time) (err error) {
+	cfgName, err := img.ConfigName()
+	if err != nil {
+		return err
 	}
-	if err := tarball.MultiRefWriteToFile(path, refs); err != nil {
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	entry := struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}{Config: cfgName.String(), RepoTags: []string{repo + ":" + ver, repo + ":latest"}}
+	for _, t := range entry.RepoTags {
+		if _, err := name.NewTag(t); err != nil {
+			return fmt.Errorf("docker archive tag %s: %w", t, err)
+		}
+	}
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return err
+		}
+		entry.Layers = append(entry.Layers, d.Hex+".tar.gz")
+	}
+	man, err := json.Marshal([]any{entry})
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create docker archive: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("write docker archive %s: %w", path, cerr)
+		}
+	}()
+	tw := tar.NewWriter(f)
+	add := func(name string, size int64, r io.Reader) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, ModTime: mtime, Typeflag: tar.TypeReg}); err != nil {
+			return fmt.Errorf("write docker archive %s: %w", path, err)
+		}
+		if _, err := io.Copy(tw, r); err != nil {
+			return fmt.Errorf("write docker archive %s: %s: %w", path, name, err)
+		}
+		return nil
+	}
+	if err := add(entry.Config, int64(len(cfg)), bytes.NewReader(cfg)); err != nil {
+		return err
+	}
+	for i, l := range layers {
+		size, err := l.Size()
+		if err != nil {
+			return err
+		}
+		rc, err := l.Compressed()
+		if err != nil {
+			return err
+		}
+		err = add(entry.Layers[i], size, rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if err := add("manifest.json", int64(len(man)), bytes.NewReader(man)); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
 		return fmt.Errorf("write docker archive %s: %w", path, err)
 	}
 	return nil

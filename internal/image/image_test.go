@@ -486,7 +486,6 @@ func checkArchive(t *testing.T, r image.Result, u unpacked) {
 func TestReproducible(t *testing.T) {
 	first := result(t, image.Emulator.Name)
 	opts := testOptions(t, t.TempDir())
-	opts.DockerArchives = false
 	again, err := image.Build(context.Background(), opts, image.Emulator)
 	if err != nil {
 		t.Fatal(err)
@@ -494,11 +493,18 @@ func TestReproducible(t *testing.T) {
 	if again[0].Index != first.Index || again[0].Images[0].Digest != first.Images[0].Digest {
 		t.Fatalf("rebuild gave index %s image %s, first build %s %s", again[0].Index, again[0].Images[0].Digest, first.Index, first.Images[0].Digest)
 	}
-	for _, f := range []string{"index.json", "oci-layout"} {
-		a, _ := os.ReadFile(filepath.Join(first.Dir, f))
-		b, _ := os.ReadFile(filepath.Join(again[0].Dir, f))
+	for _, f := range [][2]string{
+		{filepath.Join(first.Dir, "index.json"), filepath.Join(again[0].Dir, "index.json")},
+		{filepath.Join(first.Dir, "oci-layout"), filepath.Join(again[0].Dir, "oci-layout")},
+		{first.Images[0].Archive, again[0].Images[0].Archive},
+	} {
+		a, errA := os.ReadFile(f[0])
+		b, errB := os.ReadFile(f[1])
+		if errA != nil || errB != nil {
+			t.Fatalf("read %s: %v, %s: %v", f[0], errA, f[1], errB)
+		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between builds", f)
+			t.Errorf("%s and %s differ", f[0], f[1])
 		}
 	}
 
