@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	fs.StringVar(&opts.Revision, "revision", "", "org.opencontainers.image.revision label (default: --commit)")
 	fs.StringVar(&created, "created", getenv("SOURCE_DATE_EPOCH"), "build time: RFC 3339 or seconds since the epoch (@N or N; default $SOURCE_DATE_EPOCH, else the epoch); every timestamp of the images, so fixed for reproducible digests")
 	fs.StringVar(&opts.Source, "source", image.DefaultSource, "org.opencontainers.image.source label")
-	fs.StringVar(&opts.CABundle, "ca-bundle", image.DefaultCABundle, "PEM CA bundle copied to /etc/ssl/certs/ca-certificates.crt")
+	fs.StringVar(&opts.CABundle, "ca-bundle", "", "PEM CA bundle copied to "+image.CABundlePath+" (default: the build machine's, found where Linux distributions keep it)")
 	fs.BoolVar(&opts.DockerArchives, "docker-archive", false, "also write NAME-ARCH.tar per platform for docker load / podman load")
 	fs.StringVar(&opts.Repository, "repository", "alicloud-ccm", "repository of the docker archives' tags (REPOSITORY/NAME:VERSION and :latest)")
 	if err := fs.Parse(args); err != nil {

@@ -40,9 +40,31 @@ const (
 	NonrootGID = 65532
 )
 
-// DefaultCABundle is the build machine's CA bundle copied into the images;
-// Go's crypto/x509 reads the same path inside the container.
-const DefaultCABundle = "/etc/ssl/certs/ca-certificates.crt"
+// CABundlePath is where the images hold the CA bundle; Go's crypto/x509
+// reads it there first.
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+// hostCABundles are where Linux distributions keep their PEM bundle, in
+// the order crypto/x509 tries them.
+var hostCABundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+	"/etc/ssl/cert.pem",
+}
+
+// HostCABundle is the build machine's CA bundle, the first of the usual
+// paths that exists.
+func HostCABundle() (string, error) {
+	for _, p := range hostCABundles {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no CA bundle found at %s; pass one (--ca-bundle)", strings.Join(hostCABundles, ", "))
+}
 
 // DefaultSource is the org.opencontainers.image.source label.
 const DefaultSource = "https://github.com/alicloud-ccm/alicloud-ccm"
@@ -132,7 +154,7 @@ type Options struct {
 	// Source is the org.opencontainers.image.source label; DefaultSource
 	// when empty.
 	Source string
-	// CABundle is the PEM CA bundle copied to /etc/ssl/certs; DefaultCABundle
+	// CABundle is the PEM CA bundle copied to CABundlePath; HostCABundle()
 	// when empty.
 	CABundle string
 	// DockerArchives also writes a docker-archive tarball per platform,
@@ -156,9 +178,6 @@ func (o *Options) defaults() {
 	}
 	if o.Source == "" {
 		o.Source = DefaultSource
-	}
-	if o.CABundle == "" {
-		o.CABundle = DefaultCABundle
 	}
 	if o.Repository == "" {
 		o.Repository = "alicloud-ccm"
@@ -530,6 +549,12 @@ const (
 // baseLayer is what every image shares: users, CA certificates, a
 // world-writable /tmp and the nonroot user's home.
 func baseLayer(opts Options) (v1.Layer, error) {
+	if opts.CABundle == "" {
+		var err error
+		if opts.CABundle, err = HostCABundle(); err != nil {
+			return nil, err
+		}
+	}
 	ca, err := os.ReadFile(opts.CABundle)
 	if err != nil {
 		return nil, fmt.Errorf("read CA bundle: %w", err)
@@ -543,7 +568,7 @@ func baseLayer(opts Options) (v1.Layer, error) {
 		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
 		{name: "etc/ssl/", mode: 0o755, dir: true},
 		{name: "etc/ssl/certs/", mode: 0o755, dir: true},
-		{name: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: ca},
+		{name: strings.TrimPrefix(CABundlePath, "/"), mode: 0o644, data: ca},
 		{name: "home/", mode: 0o755, dir: true},
 		{name: "home/nonroot/", mode: 0o700, dir: true, uid: NonrootUID, gid: NonrootGID},
 		{name: "tmp/", mode: 0o1777, dir: true},

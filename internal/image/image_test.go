@@ -283,7 +283,11 @@ func unpack(t *testing.T, dir string, desc descriptor) unpacked {
 // layout, index, manifest, config and layers; then runs the binary taken
 // from its layer with --version.
 func TestImageContents(t *testing.T) {
-	ca, err := os.ReadFile(image.DefaultCABundle)
+	caPath, err := image.HostCABundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(caPath)
 	if err != nil {
 		t.Fatal(err)
 	}
