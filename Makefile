@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build controlplane helm test unit lint fmt-check fuzz sandbox clean
+.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox clean
 
 all: build
 
@@ -19,6 +19,17 @@ build:
 	@echo "==> building binaries into bin/ ($(VERSION), commit $(COMMIT))"
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+
+# `make image`: the build time of the images is the commit's (reproducible
+# digests); the revision label is the full commit.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+REVISION ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) || r=unknown; git diff --quiet HEAD -- 2>/dev/null || r=$$r-dirty; echo $$r)
+
+## image: OCI image layouts (multi-arch index) and docker archives of the CCM and the emulator in _output/images, without Docker
+image:
+	@echo "==> building images into _output/images ($(VERSION), commit $(COMMIT), $(IMAGE_PLATFORMS))"
+	$(GO) run ./hack/image --out _output/images --platforms $(IMAGE_PLATFORMS) --version $(VERSION) --commit $(COMMIT) --revision $(REVISION) --created @$(SOURCE_DATE_EPOCH) --docker-archive
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok from source (cached)
 controlplane:
@@ -43,7 +54,7 @@ unit:
 	$(GO) test -short -count=1 ./...
 
 ## test: unit and integration tests against a local control plane and the emulator
-test: controlplane fmt-check
+test: controlplane helm fmt-check
 	@echo "==> go test (unit + integration; each test binary starts its own local cluster when it needs one)"
 	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	@echo "==> checking that no process started by the tests is left running"
@@ -66,4 +77,4 @@ sandbox: controlplane
 	$(GO) run ./cmd/sandbox up --dir .sandbox
 
 clean:
-	rm -rf bin .sandbox
+	rm -rf bin .sandbox _output

@@ -123,6 +123,9 @@ type CCMOptions struct {
 	Args []string
 	// LogPath receives stdout and stderr.
 	LogPath string
+	// Binary is the cloud-controller-manager to run, e.g. one taken from
+	// an image; Binary() builds it when empty.
+	Binary string
 }
 
 // CCM is a running cloud-controller-manager process.
@@ -138,9 +141,12 @@ type CCM struct {
 // HTTP, region and VPC from the emulator's metadata service unless the
 // cloud-config sets them, fast node monitoring.
 func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
-	bin, err := Binary()
-	if err != nil {
-		return nil, err
+	bin := o.Binary
+	if bin == "" {
+		var err error
+		if bin, err = Binary(); err != nil {
+			return nil, err
+		}
 	}
 	dir := filepath.Dir(o.LogPath)
 	cfgPath := filepath.Join(dir, strings.TrimSuffix(filepath.Base(o.LogPath), ".log")+"-cloud-config.yaml")
