@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
@@ -81,6 +82,22 @@ type SeedSpec struct {
 	ExtraRouteTable bool
 	// NamePrefix prefixes instance names.
 	NamePrefix string
+}
+
+// TestAccountID is the account the test emulators' access keys belong to.
+const TestAccountID = "1234567890"
+
+// StartEmulator starts an in-process emulator on a free loopback port that
+// accepts the one access key a test binary's CCM signs with.
+func StartEmulator(accessKeyID, accessKeySecret string) (*emulator.Emulator, error) {
+	e, err := emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: accessKeyID, Secret: accessKeySecret, AccountID: TestAccountID}}})
+	if err != nil {
+		return nil, fmt.Errorf("emulator: %w", err)
+	}
+	if _, err := e.Start("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	return e, nil
 }
 
 // SeedDoc returns the seed for spec: one VPC 192.168.0.0/16 with a vSwitch

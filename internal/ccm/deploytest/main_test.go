@@ -61,11 +61,8 @@ func TestMain(m *testing.M) {
 
 func setup(ctx context.Context) error {
 	var err error
-	cloud, err = emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: accessKeyID, Secret: accessKeySecret, AccountID: "1234567890"}}})
+	cloud, err = ccmtest.StartEmulator(accessKeyID, accessKeySecret)
 	if err != nil {
-		return err
-	}
-	if _, err := cloud.Start("127.0.0.1:0"); err != nil {
 		return err
 	}
 	for name, d := range map[string]time.Duration{store.DelayRouteEntry: 200 * time.Millisecond, store.DelaySLBConfiguring: 100 * time.Millisecond} {

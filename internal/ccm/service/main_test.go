@@ -72,11 +72,8 @@ func TestMain(m *testing.M) {
 
 func setup() error {
 	var err error
-	cloud, err = emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: accessKeyID, Secret: accessKeySecret, AccountID: "1234567890"}}})
+	cloud, err = ccmtest.StartEmulator(accessKeyID, accessKeySecret)
 	if err != nil {
-		return err
-	}
-	if _, err := cloud.Start("127.0.0.1:0"); err != nil {
 		return err
 	}
 	if err := cloud.Store.Settings().SetQuota(store.QuotaSLBInstances, 500); err != nil {
