@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/clip"
 )
 
 // MaxValueChars bounds each user value or list element quoted in a
@@ -161,15 +163,4 @@ func more(n int) string {
 
 // cutBytes returns the longest prefix of s of at most n bytes that does
 // not split a character.
-func cutBytes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func cutBytes(s string, n int) string { return clip.Prefix(s, n) }

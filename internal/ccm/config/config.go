@@ -15,11 +15,12 @@ import (
 	"os"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/clip"
 )
 
 // DefaultClusterID is the cluster id the existing CCM uses when clusterID
@@ -640,15 +641,5 @@ func parseFeatureGates(s string) (map[string]bool, error) {
 // value or environment variable can be long, and the error is logged.
 const maxQuoted = 128
 
-// quoteValue quotes v, keeping at most maxQuoted bytes of it (whole
-// runes) and saying how long the whole was when it cut.
-func quoteValue(v string) string {
-	if len(v) <= maxQuoted {
-		return strconv.Quote(v)
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(v[:cut]), len(v))
-}
+// quoteValue quotes v, keeping at most maxQuoted bytes of it.
+func quoteValue(v string) string { return clip.Quote(v, maxQuoted) }

@@ -2,12 +2,12 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/clip"
 )
 
 // Params are the request parameters, query and form body merged. Lookups are
@@ -53,18 +53,8 @@ func hasPrefixFold(k, prefix string) bool {
 // carry megabytes, and the answer must not echo them.
 const maxQuoted = 256
 
-// quote quotes v, keeping at most maxQuoted bytes (whole runes) and saying
-// how long the whole was when it cut.
-func quote(v string) string {
-	if len(v) <= maxQuoted {
-		return strconv.Quote(v)
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s…(%d bytes)", strconv.Quote(v[:cut]), len(v))
-}
+// quote quotes v, keeping at most maxQuoted bytes of it.
+func quote(v string) string { return clip.Quote(v, maxQuoted) }
 
 // String returns the value of key, or "" when absent.
 func (p Params) String(key string) string {
