@@ -85,7 +85,7 @@ func TestAdmitGated(t *testing.T) {
 	eni := &annotations.Settings{}
 	eni.Backend.Type = annotations.BackendENI
 
-	cs := fake.NewSimpleClientset(pods...)
+	cs := fake.NewClientset(pods...)
 	c := &Controller{kube: cs}
 	gets := func() []string {
 		var out []string
@@ -149,7 +149,7 @@ func TestMarkRegistered(t *testing.T) {
 			{"ns", "d", "uid-d", "10.0.0.4"}, // registered, patch refused
 		},
 	}
-	cs := fake.NewSimpleClientset(pods...)
+	cs := fake.NewClientset(pods...)
 	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.(k8stesting.PatchAction).GetName() == "d" {
 			return true, nil, errors.New("refused")
