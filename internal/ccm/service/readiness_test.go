@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 )
@@ -30,20 +33,73 @@ import (
 // Node's, which the Node's ECS instance holds on its primary ENI: the CLB
 // applier resolves each pod IP to an ENI as on a Terway cluster. The other
 // gated pod gets a pod-network address from kwok, which no ENI holds.
+// CLB (vServer group) and NLB (Instance server group) alike.
 func TestReadinessGate(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		kind  string
+		nodes []string
+		// backendIPs reads the server IPs of the Service's group.
+		backendIPs func(t *testing.T, svc *corev1.Service) map[string]bool
+	}{
+		{"CLB", nodeNames[6:9], func(t *testing.T, svc *corev1.Service) map[string]bool {
+			out := map[string]bool{}
+			for _, m := range members(t, lbID(svc), naming.For(svc, clusterID).CLBVGroup("8080")) {
+				out[m.IP] = true
+			}
+			return out
+		}},
+		{"NLB", nodeNames[3:6], func(t *testing.T, svc *corev1.Service) map[string]bool {
+			ls := nlb.CreateListListenersRequest()
+			ls.LoadBalancerIds = &[]string{lbID(svc)}
+			listeners, err := nlbClient(t).ListListeners(ls)
+			if err != nil || len(listeners.Listeners) != 1 {
+				t.Fatalf("listeners of %s: %v", lbID(svc), err)
+			}
+			sv := nlb.CreateListServerGroupServersRequest()
+			sv.ServerGroupId = listeners.Listeners[0].ServerGroupId
+			servers, err := nlbClient(t).ListServerGroupServers(sv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]bool{}
+			for _, s := range servers.Servers {
+				out[s.ServerIp] = true
+			}
+			return out
+		}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			readinessGate(t, strings.ToLower(tc.kind), tc.nodes, tc.backendIPs)
+		})
+	}
+}
+
+func readinessGate(t *testing.T, kind string, nodes []string, backendIPs func(*testing.T, *corev1.Service) map[string]bool) {
 	ctx := context.Background()
 	cs := kube(t)
-	name := "gates"
+	name := "gates-" + kind
 	gate := service.ReadinessGate(name)
-	createService(t, svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
+	spec := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
+	if kind == "nlb" {
+		var zoneMaps []string
+		for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
+			zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
+		}
+		spec.Annotations[annotations.Key("zone-maps")] = strings.Join(zoneMaps, ",")
+		spec.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, spec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	defer deleteService(t, name)
-	svc := waitIngress(t, name, 30*time.Second)
-	id := lbID(svc)
-	group := naming.For(svc, clusterID).CLBVGroup("8080")
+	svc := waitIngress(t, name, 60*time.Second)
+	group := "of " + lbID(svc)
 
 	mkPod := func(pod, node string, hostNetwork, gated bool) {
 		t.Helper()
+		pod = name + "-" + pod
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns, Labels: map[string]string{"app": name}},
 			Spec: corev1.PodSpec{
@@ -62,7 +118,7 @@ func TestReadinessGate(t *testing.T) {
 		})
 	}
 	getPod := func(ctx context.Context, pod string) (*corev1.Pod, error) {
-		return cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		return cs.CoreV1().Pods(ns).Get(ctx, name+"-"+pod, metav1.GetOptions{})
 	}
 	cond := func(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
 		for i := range p.Status.Conditions {
@@ -76,13 +132,7 @@ func TestReadinessGate(t *testing.T) {
 		c := cond(p, corev1.PodReady)
 		return c != nil && c.Status == corev1.ConditionTrue
 	}
-	ips := func() map[string]bool {
-		out := map[string]bool{}
-		for _, m := range members(t, id, group) {
-			out[m.IP] = true
-		}
-		return out
-	}
+	ips := func() map[string]bool { return backendIPs(t, svc) }
 	// inSlice waits until the pod is published with the given readiness
 	// (any when nil) and returns its address.
 	inSlice := func(pod string, readyWant *bool) string {
@@ -95,7 +145,7 @@ func TestReadinessGate(t *testing.T) {
 			}
 			for _, s := range sl.Items {
 				for _, e := range s.Endpoints {
-					if e.TargetRef != nil && e.TargetRef.Name == pod && len(e.Addresses) > 0 {
+					if e.TargetRef != nil && e.TargetRef.Name == name+"-"+pod && len(e.Addresses) > 0 {
 						ip = e.Addresses[0]
 						return readyWant == nil || ptr.Deref(e.Conditions.Ready, true) == *readyWant, nil
 					}
@@ -107,10 +157,10 @@ func TestReadinessGate(t *testing.T) {
 	}
 
 	// A gated pod no ENI can hold: it must wait.
-	mkPod("gated-unregistrable", nodeNames[6], false, true)
-	lostIP := inSlice("gated-unregistrable", ptr.To(false))
+	mkPod("gated-unregistrable", nodes[0], false, true)
+	lostIP := inSlice("gated-unregistrable", nil) // asserted not Ready below
 	// A pod without the gate: registered once Ready, like any pod.
-	mkPod("plain", nodeNames[7], true, false)
+	mkPod("plain", nodes[1], true, false)
 	plainIP := inSlice("plain", ptr.To(true))
 	poll(t, 30*time.Second, "the ready pod "+plainIP+" registered", func(ctx context.Context) (bool, error) {
 		return ips()[plainIP], nil
@@ -119,7 +169,7 @@ func TestReadinessGate(t *testing.T) {
 	// The gated pod runs not Ready; the CCM registers it and only then
 	// sets its gate, which makes it Ready (quickly enough that the test
 	// may see its endpoint only once it is ready).
-	mkPod("gated", nodeNames[8], true, true)
+	mkPod("gated", nodes[2], true, true)
 	gatedIP := inSlice("gated", nil)
 	if gatedIP == plainIP || gatedIP == lostIP {
 		t.Fatalf("pod IPs must differ: gated %s, plain %s, unregistrable %s", gatedIP, plainIP, lostIP)
@@ -174,7 +224,7 @@ func TestReadinessGate(t *testing.T) {
 	// The gated pod leaves the Service: it leaves the group, and its
 	// condition stays as it was (the gate says it was registered).
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "elsewhere"}}})
-	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, "gated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name+"-gated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	poll(t, 30*time.Second, "the relabelled pod out of the group", func(ctx context.Context) (bool, error) {
