@@ -367,9 +367,13 @@ func (c *Cluster) startKwok() error {
 	if err != nil {
 		return err
 	}
+	stages := filepath.Join(c.Dir, "kwok-stages.yaml")
+	if err := writeKwokStages(filepath.Join(c.Options.BinDir, "kwok-stages.yaml"), stages); err != nil {
+		return err
+	}
 	proc, err := StartProcess("kwok", c.bin("kwok"), []string{
 		"--kubeconfig=" + c.KubeconfigPath,
-		"--config=" + filepath.Join(c.Options.BinDir, "kwok-stages.yaml"),
+		"--config=" + stages,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-label-selector=" + KwokNodeAnnotation + "=" + KwokNodeValue,
 		"--node-lease-duration-seconds=40",

@@ -577,7 +577,7 @@ func TestChartRejectsInvalidValues(t *testing.T) {
 
 // ccmSuite are the tests that run the CCM under the RBAC, cloud-config and
 // flags of the run's source.
-const ccmSuite = "^(TestNodesInitializedAndRouted|TestNodeLifecycle|TestLoadBalancerService|TestSecurePortDelegatesAuth|" +
+const ccmSuite = "^(TestReadinessGateUnderRBAC|TestNodesInitializedAndRouted|TestNodeLifecycle|TestLoadBalancerService|TestSecurePortDelegatesAuth|" +
 	"TestControllersActAsTheirOwnServiceAccounts|TestLeastPrivilege|TestNoForbiddenRequests)$"
 
 // topLevelPass matches a passed top-level test in go test -v output.

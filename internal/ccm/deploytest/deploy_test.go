@@ -422,6 +422,13 @@ func TestLeastPrivilege(t *testing.T) {
 		{"service-controller", "patch", "", "services", "status", "default", "", true},
 		{"service-controller", "create", "", "events", "", "default", "", true},
 		{"service-controller", "delete", "", "services", "", "default", "", false},
+		// Readiness gates: a pod is read by name and its status patched;
+		// pods are neither listed nor changed otherwise.
+		{"service-controller", "get", "", "pods", "", "default", "", true},
+		{"service-controller", "patch", "", "pods", "status", "default", "", true},
+		{"service-controller", "list", "", "pods", "", "", "", false},
+		{"service-controller", "patch", "", "pods", "", "default", "", false},
+		{"service-controller", "update", "", "pods", "status", "default", "", false},
 		{"service-controller", "update", "", "nodes", "", "", "", false},
 		{"route-controller", "patch", "", "nodes", "status", "", "", true},
 		{"route-controller", "patch", "", "nodes", "", "", "", false},

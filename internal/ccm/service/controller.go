@@ -137,6 +137,9 @@ type Controller struct {
 	conflicts workqueue.TypedRateLimiter[string]
 	// health feeds the failing and invalid Service gauges.
 	health healthBook
+	// gates remembers the pods known not to carry a Service's readiness
+	// gate (admitGated).
+	gates gateCache
 }
 
 // New validates opts and registers the event handlers.
@@ -554,7 +557,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	c.notes.Delete(noteKey(key, EventInvalid))
 	c.recordInvalid(key, svc, false)
 
-	req, err := c.request(svc, settings)
+	req, err := c.request(ctx, svc, settings)
 	if err != nil {
 		return err
 	}
@@ -568,7 +571,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.ensure(ctx, p, svc, req, hash, true)
 	}
 	if gated {
-		if c.convergedAtStart(ctx, p, svc, req) {
+		// Pods waiting for their readiness gate need a sync that proves
+		// them registered.
+		if len(req.gated) == 0 && c.convergedAtStart(ctx, p, svc, req) {
 			return nil
 		}
 		err := c.syncBackends(ctx, p, svc, req, false)
@@ -595,16 +600,19 @@ func (c *Controller) verifyDue(uid types.UID) bool {
 	return now.Sub(v.(time.Time)) >= c.opts.VerifyPeriod
 }
 
-// request builds the Request of a sync from the informer caches.
-func (c *Controller) request(svc *corev1.Service, settings *annotations.Settings) (*Request, error) {
+// request builds the Request of a sync from the informer caches (and, for
+// pods with a readiness gate, the pods themselves: admitGated).
+func (c *Controller) request(ctx context.Context, svc *corev1.Service, settings *annotations.Settings) (*Request, error) {
 	nodeList, err := c.nodes.List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
+	slices, gated := c.admitGated(ctx, svc, settings, c.slicesOf(svc))
 	return &Request{
 		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
-		Backends:       ComputeBackends(svc, settings, nodeList, c.slicesOf(svc)),
+		Backends:       ComputeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
+		gated:          gated,
 	}, nil
 }
 
@@ -681,15 +689,17 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 		// bound to the load balancer) is refreshed here; not while the
 		// annotations are invalid, since the status settings may be among
 		// the invalid ones.
-		return c.patchStatus(ctx, svc, res.Ingress)
+		if err := c.patchStatus(ctx, svc, res.Ingress); err != nil {
+			return err
+		}
 	}
-	return nil
+	return c.markRegistered(ctx, svc, req, res)
 }
 
 // syncFrozen updates only the backends of a Service whose load balancer
 // settings are invalid, on the load balancer it is already bound to.
 func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Service, settings *annotations.Settings) error {
-	req, err := c.request(svc, settings)
+	req, err := c.request(ctx, svc, settings)
 	if err != nil {
 		return err
 	}
@@ -771,7 +781,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
 	}
 	klog.FromContext(ctx).V(2).Info("Ensured load balancer", "loadBalancer", res.LoadBalancerID, "took", time.Since(start))
-	return nil
+	return c.markRegistered(ctx, svc, req, res)
 }
 
 // cleanup removes the cloud resources p made for svc, then p's finalizer
@@ -871,6 +881,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 		c.verified.Delete(uid)
 	}
 	c.health.forget(key)
+	c.gates.set(key, nil)
 }
 
 // failed reports a sync that did not finish. A cloud still configuring (a

@@ -50,6 +50,10 @@ type Request struct {
 	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
+
+	// gated are the pods among the eni targets whose readiness gate waits
+	// for this sync (admitGated).
+	gated []gatedPod
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning
@@ -75,6 +79,10 @@ type Result struct {
 	// Ensure): each is set to its value, "" removes it, an absent key is
 	// left alone. They must be listed in OwnedLabels.
 	Labels map[string]string
+	// Unregistered are the pod IPs of eni Backends the provider could not
+	// register (no ENI holds them yet, see UnresolvedIPs): their pods'
+	// readiness gates stay unset.
+	Unregistered []string
 }
 
 // OwnedLabels are the Service labels the controller and its providers

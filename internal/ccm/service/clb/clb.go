@@ -142,6 +142,7 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if err != nil {
 		return nil, err
 	}
+	res.Unregistered = p.unregistered(req, eniIDs)
 	model := BuildModel(req, eniIDs)
 
 	var groups []CurrentGroup
@@ -247,7 +248,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err != nil {
 		return nil, err
 	}
-	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings}, nil
+	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings, Unregistered: p.unregistered(req, eniIDs)}, nil
 }
 
 // syncGroups creates missing groups with their first batch of members and
@@ -325,6 +326,15 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 		}
 	}
 	return nil
+}
+
+// unregistered are the eni targets BuildModel leaves out: no ENI holds
+// their IP.
+func (p *Provider) unregistered(req *service.Request, eniIDs map[string]string) []string {
+	if req.Settings.Backend.Type != annotations.BackendENI {
+		return nil
+	}
+	return service.UnresolvedIPs(req, eniIDs)
 }
 
 // resolveENIs finds the ENI of every pod IP when backends are eni.

@@ -170,6 +170,7 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if err != nil {
 		return nil, err
 	}
+	res.Unregistered = unregistered(req, addr)
 	model := BuildModel(req, addr)
 	gplan, err := p.planGroups(ctx, req, model)
 	if err != nil {
@@ -264,7 +265,16 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err := p.syncGroups(ctx, req, "", model, gplan); err != nil {
 		return nil, err
 	}
-	return &service.Result{LoadBalancerID: lbID}, nil
+	return &service.Result{LoadBalancerID: lbID, Unregistered: unregistered(req, addr)}, nil
+}
+
+// unregistered are the eni targets of Instance groups that no ENI holds:
+// the model leaves them out. Ip groups register pod IPs as they are.
+func unregistered(req *service.Request, addr Addresses) []string {
+	if req.Settings.Backend.Type != annotations.BackendENI || groupType(req.Settings) == GroupIP {
+		return nil
+	}
+	return service.UnresolvedIPs(req, addr.ENIs)
 }
 
 // unrelated reports whether one of our groups is not used by lbID.
