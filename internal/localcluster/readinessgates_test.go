@@ -22,7 +22,11 @@ func TestKwokHonoursReadinessGates(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, cs, "gates")
 	node := "gates-node"
-	if _, err := cs.CoreV1().Nodes().Create(ctx, kwokNode(node), metav1.CreateOptions{}); err != nil {
+	n := kwokNode(node)
+	// Its pods are bound by name; without the type label the scheduler
+	// keeps other tests' kwok Deployments off it.
+	delete(n.Labels, "type")
+	if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	const gate = "example.com/registered"
