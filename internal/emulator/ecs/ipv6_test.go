@@ -72,7 +72,7 @@ func TestIPv6Addresses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, eni, code string
-		mut            func(r *ecs.AssignIpv6AddressesRequest)
+		mut             func(r *ecs.AssignIpv6AddressesRequest)
 	}{
 		{"taken", "eni-auto", "InvalidIpv6Address.InUse", func(r *ecs.AssignIpv6AddressesRequest) { r.Ipv6Address = &[]string{"2001:db8:6:101::a"} }},
 		{"outside", "eni-auto", "InvalidIpv6Address.Mismatch", func(r *ecs.AssignIpv6AddressesRequest) { r.Ipv6Address = &[]string{"2001:db8:6:102::1"} }},
