@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -194,5 +196,43 @@ func TestIPv6Routes(t *testing.T) {
 	noErr(t, err)
 	if len(fr.RouteEntrys.RouteEntry) != 1 || fr.RouteEntrys.RouteEntry[0].IpVersion != "ipv6" {
 		t.Fatalf("filter by IPv6 destination: %+v", fr.RouteEntrys.RouteEntry)
+	}
+}
+
+// TestIPv6SeedFile: the --seed YAML form of the IPv6 fields, parsed
+// strictly, seeds a dual-stack VPC, vSwitch and instance.
+func TestIPv6SeedFile(t *testing.T) {
+	sd, err := gateway.ParseSeed([]byte(`
+vpcs:
+- id: vpc-y
+  cidrBlock: 192.168.0.0/16
+  enableIpv6: true
+  vswitches:
+  - id: vsw-y
+    zoneId: cn-hangzhou-h
+    cidrBlock: 192.168.1.0/24
+    ipv6CidrBlock: 3
+instances:
+- id: i-y
+  vswitchId: vsw-y
+  ipv6AddressCount: 2
+`))
+	noErr(t, err)
+	env := emulatortest.Start(t)
+	env.Seed(t, sd)
+	r := vpc.CreateDescribeVSwitchesRequest()
+	r.VSwitchId = "vsw-y"
+	sws, err := env.VPC(t).DescribeVSwitches(r)
+	noErr(t, err)
+	p, err := netip.ParsePrefix(sws.VSwitches.VSwitch[0].Ipv6CidrBlock)
+	if err != nil || p.Bits() != 64 || p.Addr().As16()[7] != 3 {
+		t.Fatalf("vSwitch IPv6 block %q", sws.VSwitches.VSwitch[0].Ipv6CidrBlock)
+	}
+	d := ecs.CreateDescribeNetworkInterfacesRequest()
+	d.InstanceId = "i-y"
+	nis, err := env.ECS(t).DescribeNetworkInterfaces(d)
+	noErr(t, err)
+	if sets := nis.NetworkInterfaceSets.NetworkInterfaceSet[0].Ipv6Sets.Ipv6Set; len(sets) != 2 || !p.Contains(netip.MustParseAddr(sets[1].Ipv6Address)) {
+		t.Fatalf("instance IPv6 %+v, want 2 addresses in %s", sets, p)
 	}
 }
