@@ -12,6 +12,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -52,13 +53,13 @@ func registerDualStack(t *testing.T, in instance, v6 string) string {
 		n.Annotations[localcluster.KwokNodeAnnotation] = localcluster.KwokNodeValue
 	}
 	cs := kube(t)
-	created, err := cs.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.ip}, {Type: corev1.NodeHostName, Address: name}}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil && v6 == "" {
+	// A merge patch, not an update: nodeipam and kwok write the Node too.
+	patch := fmt.Sprintf(`{"status":{"addresses":[{"type":"InternalIP","address":%q},{"type":"Hostname","address":%q}]}}`, in.ip, name)
+	if _, err := cs.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil && v6 == "" {
 		t.Fatal(err)
 	}
 	return name

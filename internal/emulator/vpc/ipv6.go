@@ -20,8 +20,9 @@ import (
 const ErrCodeIPv6NotEnabled = "OperationFailed.Ipv6NotEnabled"
 
 // ipv6Pool is the range the emulator's VPC /56 blocks come from (a /40 of
-// the BGP range Alibaba Cloud announces, so addresses look as the cloud's).
-var ipv6Pool = netip.MustParsePrefix("2408:4005:300::/40")
+// the BGP range Alibaba Cloud announces, so addresses look as the cloud's;
+// apart from SLB's 2408:4005:3c0:… and NLB's 2408:4005:3ff::/48).
+var ipv6Pool = netip.MustParsePrefix("2408:4005:100::/40")
 
 // ipv6Unicast is global unicast space, where a named VPC block must lie.
 var ipv6Unicast = netip.MustParsePrefix("2000::/3")
