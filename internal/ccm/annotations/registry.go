@@ -266,11 +266,13 @@ var Registry = []Annotation{
 	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off"), backends()),
 	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values"), backends()),
 	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off"), backends()),
-	// Not marked backends(): ipv6 and dualstack are not applied (IPv4
-	// backends only), so a bad value cannot change which backends a Service
-	// gets.
-	p("backend-ip-version", ScopeShared, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion),
-		notApplied("backends are registered by their IPv4 address only, as the emulated cloud has no IPv6 backends to test against")),
+	// CLB: not marked backends(): ipv6 and dualstack are not applied (CLB
+	// backend servers have no IPv6 address in the API), so a bad value
+	// cannot change which backends a Service gets.
+	p("backend-ip-version", ScopeCLB, KindEnum, "Backend address family.", values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion),
+		notApplied("CLB registers backends by their IPv4 address only (its backend servers take no IPv6 address)")),
+	p("backend-ip-version", ScopeNLB, KindEnum, "Backend address family: ipv6 and dualstack make the server groups DualStack; Ip groups of ECS backends then register each instance's primary ENI IPv6 address (ipv6) or both addresses (dualstack).",
+		values("ipv4", "ipv6", "dualstack"), def(DefaultBackendIPVersion), backends()),
 
 	// CLB only.
 	p("spec", ScopeCLB, KindEnum, "Instance spec (pay by spec).", values(CLBSpecs...), def(DefaultSpec)),

@@ -71,7 +71,7 @@ func setup() error {
 		return err
 	}
 	// The metadata service describes the first instance: the CCM's own machine.
-	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 1, NamePrefix: "ccm-host-"}))
+	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 1, NamePrefix: "ccm-host-", IPv6: true}))
 	if err != nil {
 		return err
 	}
@@ -80,8 +80,9 @@ func setup() error {
 	ccm, err = ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{
 		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
-		// Region and VPC come from the metadata service.
-		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
+		// Region and VPC come from the metadata service. IPv6DualStack:
+		// instances with IPv6 addresses get them as InternalIPs.
+		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n  featureGates: IPv6DualStack=true\n",
 		// Routes on: initialization marks Nodes NetworkUnavailable until
 		// the route controller has created their route. Labels and
 		// addresses resync every 3s.

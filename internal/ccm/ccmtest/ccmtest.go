@@ -82,6 +82,9 @@ type SeedSpec struct {
 	ExtraRouteTable bool
 	// NamePrefix prefixes instance names.
 	NamePrefix string
+	// IPv6 enables IPv6 in the VPC and gives vSwitch i the /64 number i;
+	// instances still get IPv6 addresses only when asked for.
+	IPv6 bool
 }
 
 // TestAccountID is the account the test emulators' access keys belong to.
@@ -109,6 +112,13 @@ func SeedDoc(spec SeedSpec) *api.Seed {
 			ID: fmt.Sprintf("vsw-%s%d", strings.ReplaceAll(z, "-", ""), i), Name: "vsw-" + z, ZoneID: z,
 			CIDRBlock: fmt.Sprintf("192.168.%d.0/24", i),
 		})
+	}
+	if spec.IPv6 {
+		vpc.EnableIPv6 = true
+		for i := range vpc.VSwitches {
+			n := i
+			vpc.VSwitches[i].IPv6CIDRBlock = &n
+		}
 	}
 	if spec.ExtraRouteTable {
 		vpc.RouteTables = append(vpc.RouteTables, api.SeedRouteTable{Name: "custom"})

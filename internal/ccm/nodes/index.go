@@ -41,6 +41,8 @@ type Instance struct {
 	PrivateIPs []string
 	// PublicIPs are the public and EIP addresses, if any.
 	PublicIPs []string
+	// IPv6s are the primary ENI's IPv6 addresses, if any.
+	IPv6s []string
 	// Tags are the instance's tags, key to value.
 	Tags map[string]string
 	// PrimaryENI is the primary network interface (eni-...).
@@ -115,6 +117,7 @@ func convert(in ecs.Instance) Instance {
 	for _, ni := range in.NetworkInterfaces.NetworkInterface {
 		if ni.Type == "Primary" || out.PrimaryENI == "" {
 			out.PrimaryENI = ni.NetworkInterfaceId
+			out.IPv6s = primaryIPv6s(ni)
 		}
 	}
 	return out
@@ -162,6 +165,7 @@ func (x *Index) ByID(ctx context.Context, id string) (*Instance, error) {
 
 // ByPrivateIP returns the instance holding ip; nil when none does.
 func (x *Index) ByPrivateIP(ctx context.Context, ip string) (*Instance, error) {
+	ip = canonicalIP(ip)
 	return x.lookup(ctx, func() *Instance { return x.byIP[ip] })
 }
 
@@ -284,6 +288,10 @@ func (x *Index) refresh(ctx context.Context, done chan struct{}) {
 		x.byID[in.ID] = in
 		for _, ip := range in.PrivateIPs {
 			x.byIP[strings.TrimSpace(ip)] = in
+		}
+		// A dual-stack kubelet may give its IPv6 address first.
+		for _, ip := range in.IPv6s {
+			x.byIP[ip] = in
 		}
 	}
 	x.listedAt = start

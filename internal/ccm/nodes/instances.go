@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -73,6 +75,10 @@ type Instances struct {
 	// checkedENIs are primary ENIs known to have their source/destination
 	// check off, so a retried initialization does not read them again.
 	checkedENIs sync.Map
+
+	// ipv6 is the IPv6DualStack feature gate: Nodes get their primary
+	// ENI's IPv6 addresses as InternalIPs.
+	ipv6 atomic.Bool
 }
 
 type outsideHit struct {
@@ -144,10 +150,11 @@ func (s *Instances) find(ctx context.Context, n *v1.Node) (*Instance, error) {
 	return s.index.ByPrivateIP(ctx, ip)
 }
 
-// nodeIP is the kubelet's --node-ip, else the first InternalIP.
+// nodeIP is the kubelet's --node-ip (the first of a dual-stack pair),
+// else the first InternalIP.
 func nodeIP(n *v1.Node) string {
-	if ip := n.Annotations[annotationProvidedNodeIP]; ip != "" {
-		return ip
+	if ip, _, _ := strings.Cut(n.Annotations[annotationProvidedNodeIP], ","); strings.TrimSpace(ip) != "" {
+		return strings.TrimSpace(ip)
 	}
 	for _, a := range n.Status.Addresses {
 		if a.Type == v1.NodeInternalIP {
@@ -241,6 +248,11 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	}
 	for _, ip := range in.PrivateIPs {
 		md.NodeAddresses = append(md.NodeAddresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
+	}
+	if s.dualStack() {
+		for _, ip := range in.IPv6s {
+			md.NodeAddresses = append(md.NodeAddresses, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
+		}
 	}
 	for _, ip := range in.PublicIPs {
 		md.NodeAddresses = append(md.NodeAddresses, v1.NodeAddress{Type: v1.NodeExternalIP, Address: ip})

@@ -139,7 +139,9 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "useVPCEndpoints", endpoints.UseVPC,
 		"ecsEndpoint", hosts[cloud.ECS], "vpcEndpoint", hosts[cloud.VPC], "slbEndpoint", hosts[cloud.SLB], "nlbEndpoint", hosts[cloud.NLB],
 		"scheme", cfg.Endpoints.Scheme)
-	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})}, nil
+	instances := nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})
+	instances.SetDualStack(cfg.FeatureGates["IPv6DualStack"])
+	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: instances}, nil
 }
 
 func readFile(path string) (*config.File, []string, error) {

@@ -143,12 +143,16 @@ func (c *Controller) createBatch(ctx context.Context, table string, batch []crea
 			items := make([]vpc.CreateRouteEntriesRouteEntries, 0, len(batch))
 			for _, cr := range batch {
 				d := description(c.opts.ClusterID, cr.Target.Node)
-				items = append(items, vpc.CreateRouteEntriesRouteEntries{
+				it := vpc.CreateRouteEntriesRouteEntries{
 					RouteTableId: table, DstCidrBlock: cr.Target.CIDR.String(),
 					NextHop: cr.Target.Instance, NextHopType: nextHopInstance,
 					// The API documents the misspelt key; send both spellings.
 					Description: d, Describption: d,
-				})
+				}
+				if cr.Target.CIDR.Addr().Is6() {
+					it.IpVersion = "IPv6"
+				}
+				items = append(items, it)
 			}
 			req.RouteEntries = &items
 			return cl.VPC.CreateRouteEntries(req)

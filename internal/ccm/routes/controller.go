@@ -99,6 +99,10 @@ type Controller struct {
 	// written remembers the NetworkUnavailable status this controller last
 	// wrote per Node, so that only someone else's change triggers a pass.
 	written sync.Map
+
+	// v6 caches whether the VPC has IPv6 and which Nodes were told their
+	// IPv6 podCIDR gets no route.
+	v6 ipv6State
 }
 
 // New validates opts and wires the Node event handlers.
@@ -176,9 +180,10 @@ func New(opts Options) (*Controller, error) {
 }
 
 // parseClusterCIDR parses --cluster-cidr; at least one CIDR must be IPv4,
-// the only family VPC routes are programmed for.
+// the family every VPC routes; an IPv6 one is routed where the VPC has
+// IPv6.
 func parseClusterCIDR(s string) ([]netip.Prefix, error) {
-	var v4 []netip.Prefix
+	var v4, v6 []netip.Prefix
 	parts := strings.Split(s, ",")
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("the cluster CIDR (--cluster-cidr) is required")
@@ -193,12 +198,17 @@ func parseClusterCIDR(s string) ([]netip.Prefix, error) {
 		}
 		if p.Addr().Is4() {
 			v4 = append(v4, p.Masked())
+		} else {
+			v6 = append(v6, p.Masked())
 		}
 	}
 	if len(v4) == 0 {
-		return nil, fmt.Errorf("cluster CIDR %q has no IPv4 CIDR; VPC routes are IPv4 only", s)
+		return nil, fmt.Errorf("cluster CIDR %q has no IPv4 CIDR; a dual-stack cluster needs one", s)
 	}
-	return v4, nil
+	if len(v4) > 1 || len(v6) > 1 {
+		return nil, fmt.Errorf("cluster CIDR %q: at most one CIDR per IP family", s)
+	}
+	return append(v4, v6...), nil
 }
 
 // nodeUpdated starts a pass only for changes that move a route: compare

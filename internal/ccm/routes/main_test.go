@@ -77,6 +77,12 @@ type harness struct {
 // custom ones and n instances.
 func newHarness(t *testing.T, label string, n, extraTables int) *harness {
 	t.Helper()
+	return newHarnessVPC(t, label, n, extraTables, nil)
+}
+
+// newHarnessVPC is newHarness with a change to the seeded VPC (e.g. IPv6).
+func newHarnessVPC(t *testing.T, label string, n, extraTables int, mutate func(v *api.SeedVPC)) *harness {
+	t.Helper()
 	if cluster == nil {
 		t.Skip("no local control plane (LOCALCLUSTER_SKIP)")
 	}
@@ -87,6 +93,9 @@ func newHarness(t *testing.T, label string, n, extraTables int) *harness {
 	seedVPC := api.SeedVPC{CIDRBlock: "192.168.0.0/16", VSwitches: []api.SeedVSwitch{{ZoneID: "cn-hangzhou-h", CIDRBlock: "192.168.0.0/20"}}}
 	for i := 0; i < extraTables; i++ {
 		seedVPC.RouteTables = append(seedVPC.RouteTables, api.SeedRouteTable{Name: fmt.Sprintf("custom-%d", i)})
+	}
+	if mutate != nil {
+		mutate(&seedVPC)
 	}
 	ids := env.Seed(t, &api.Seed{VPCs: []api.SeedVPC{seedVPC}})
 	seed := &api.Seed{}

@@ -177,8 +177,8 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 
 // nodesToTargets decides which routes the Nodes need: those of Nodes whose
 // instance is known, i.e. initialized (no uninitialized taint) with a
-// providerID in the VPC's region, not excluded. Only IPv4 podCIDRs inside
-// the cluster CIDRs count; a podCIDR claimed by two Nodes goes to the
+// providerID in the VPC's region, not excluded. Only podCIDRs inside the
+// cluster CIDRs count (IPv6 ones only with an IPv6 cluster CIDR); a podCIDR claimed by two Nodes goes to the
 // first by name. An address is not needed: the next hop is the instance.
 func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
 	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
@@ -226,7 +226,8 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 				continue
 			}
 			p = p.Masked()
-			if !p.Addr().Is4() {
+			if !p.Addr().Is4() && !hasIPv6(clusterCIDRs) {
+				// An IPv4 cluster: its Nodes' IPv6 podCIDRs are not ours to route.
 				continue
 			}
 			if !within(p, clusterCIDRs) {
@@ -266,7 +267,7 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 	for _, table := range tables {
 		for _, e := range entries[table] {
 			p, err := netip.ParsePrefix(e.Dst)
-			if err != nil || !p.Addr().Is4() {
+			if err != nil {
 				continue
 			}
 			p = p.Masked()

@@ -83,6 +83,7 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 		byName[n.Name] = n
 	}
 	ns, skips := nodesToTargets(all, c.clusterCIDRs, c.cloud.Region())
+	ns = c.ipv6Targets(ctx, ns, byName)
 	for _, s := range skips {
 		logger.V(4).Info("Node gets no route", "node", s.Node, "reason", s.Reason)
 	}

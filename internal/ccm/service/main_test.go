@@ -79,7 +79,7 @@ func setup() error {
 	if err := cloud.Store.Settings().SetQuota(store.QuotaSLBInstances, 500); err != nil {
 		return err
 	}
-	seed := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "svc-"})
+	seed := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "svc-", IPv6: true})
 	ids, err := cloud.Seed(seed)
 	if err != nil {
 		return err

@@ -30,6 +30,10 @@ type SeedVPC struct {
 	RegionID string `json:"regionId,omitempty"`
 	// RouteTableID is the id to give the system route table.
 	RouteTableID string `json:"routeTableId,omitempty"`
+	// EnableIPv6 gives the VPC an IPv6 /56 from the emulator's pool.
+	EnableIPv6 bool `json:"enableIpv6,omitempty"`
+	// IPv6CIDRBlock is the VPC's IPv6 /56 (implies EnableIPv6).
+	IPv6CIDRBlock string `json:"ipv6CidrBlock,omitempty"`
 	// VSwitches in this VPC.
 	VSwitches []SeedVSwitch `json:"vswitches,omitempty"`
 	// RouteTables are extra custom route tables of the VPC's vRouter.
@@ -52,6 +56,9 @@ type SeedVSwitch struct {
 	CIDRBlock string `json:"cidrBlock"`
 	// RouteTableID binds the vSwitch to a custom route table (default: the system table).
 	RouteTableID string `json:"routeTableId,omitempty"`
+	// IPv6CIDRBlock is the number (0-255) of the vSwitch's /64 within its
+	// VPC's IPv6 /56, as CreateVSwitch's Ipv6CidrBlock; nil: no IPv6.
+	IPv6CIDRBlock *int `json:"ipv6CidrBlock,omitempty"`
 }
 
 // SeedRouteTable is a custom route table.
@@ -77,6 +84,12 @@ type SeedInstance struct {
 	VSwitchID string `json:"vswitchId"`
 	// PrivateIP defaults to the next free address of the vSwitch.
 	PrivateIP string `json:"privateIp,omitempty"`
+	// IPv6Addresses are IPv6 addresses of the primary ENI, in the vSwitch's
+	// /64 (which must exist).
+	IPv6Addresses []string `json:"ipv6Addresses,omitempty"`
+	// IPv6AddressCount adds that many IPv6 addresses, the next free ones,
+	// after IPv6Addresses.
+	IPv6AddressCount int `json:"ipv6AddressCount,omitempty"`
 	// PublicIP is an optional classic public IP.
 	PublicIP string `json:"publicIp,omitempty"`
 	// Status defaults to Running.

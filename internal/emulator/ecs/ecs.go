@@ -135,6 +135,8 @@ type ENI struct {
 	// PrivateIPs are the ENI's private addresses; the first is the primary
 	// one.
 	PrivateIPs []string `json:"privateIps"`
+	// IPv6s are the ENI's IPv6 addresses, from its vSwitch's /64.
+	IPv6s []string `json:"ipv6s,omitempty"`
 	// SecurityGroupIDs are the security groups (sg-...) the ENI is in.
 	SecurityGroupIDs []string `json:"securityGroupIds"`
 	// SourceDestCheck drops traffic not addressed to or from the ENI's own
@@ -293,6 +295,8 @@ func (s *Service) Product() api.Product {
 		"DeleteInstances":                 s.deleteInstances,
 		"DescribeNetworkInterfaces":       s.describeNetworkInterfaces,
 		"ModifyNetworkInterfaceAttribute": s.modifyNetworkInterfaceAttribute,
+		"AssignIpv6Addresses":             s.assignIpv6Addresses,
+		"UnassignIpv6Addresses":           s.unassignIpv6Addresses,
 		"CreateSecurityGroup":             s.createSecurityGroup,
 		"DescribeSecurityGroups":          s.describeSecurityGroups,
 		"DescribeSecurityGroupAttribute":  s.describeSecurityGroupAttribute,

@@ -44,7 +44,7 @@ func (s *Service) eniView(e *ENI) map[string]any {
 		"OwnerId": "1234567890123456", "NetworkInterfaceTrafficMode": "Standard",
 		"SecurityGroupIds": map[string]any{"SecurityGroupId": sgs},
 		"PrivateIpSets":    map[string]any{"PrivateIpSet": sets},
-		"Ipv6Sets":         map[string]any{"Ipv6Set": []any{}},
+		"Ipv6Sets":         ipv6Sets(e),
 		"Ipv4PrefixSets":   map[string]any{"Ipv4PrefixSet": []any{}},
 		"Ipv6PrefixSets":   map[string]any{"Ipv6PrefixSet": []any{}},
 		"Tags":             map[string]any{"Tag": api.TagMaps(e.Tags, "TagKey", "TagValue")},
@@ -55,7 +55,7 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 	p := req.Params
 	vpcID, vswID, instID, name := p.String("VpcId"), p.String("VSwitchId"), p.String("InstanceId"), p.String("NetworkInterfaceName")
 	sg, primaryIP := p.String("SecurityGroupId"), p.String("PrimaryIpAddress")
-	ids, ips := p.List("NetworkInterfaceId"), p.List("PrivateIpAddress")
+	ids, ips, ip6s := p.List("NetworkInterfaceId"), p.List("PrivateIpAddress"), p.List("Ipv6Address")
 	if len(ids) > 100 || len(ips) > 100 {
 		return nil, api.InvalidParameter("NetworkInterfaceId", "At most 100 network interface ids or private IP addresses may be queried at once.")
 	}
@@ -74,6 +74,9 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 			(instID != "" && e.InstanceID != instID) || (name != "" && e.Name != name) || (len(ids) > 0 && !slices.Contains(ids, e.ID)) ||
 			(typ != "" && e.Type != typ) || (status != "" && eniStatus(e) != status) || (sg != "" && !slices.Contains(e.SecurityGroupIDs, sg)) ||
 			!api.MatchTags(e.Tags, tags) {
+			continue
+		}
+		if len(ip6s) > 0 && !hasIPv6(e, ip6s) {
 			continue
 		}
 		if primaryIP != "" && (len(e.PrivateIPs) == 0 || e.PrivateIPs[0] != primaryIP) {

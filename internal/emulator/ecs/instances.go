@@ -156,7 +156,7 @@ func (s *Service) instanceView(i *Instance, now time.Time) map[string]any {
 		}
 		nics = append(nics, map[string]any{
 			"NetworkInterfaceId": e.ID, "Type": e.Type, "PrimaryIpAddress": primary, "MacAddress": e.MAC,
-			"PrivateIpSets": map[string]any{"PrivateIpSet": sets}, "Ipv6Sets": map[string]any{"Ipv6Set": []any{}},
+			"PrivateIpSets": map[string]any{"PrivateIpSet": sets}, "Ipv6Sets": ipv6Sets(e),
 		})
 	}
 	if sgs == nil {
@@ -544,7 +544,7 @@ func (s *Service) stopInstances(req *api.Request) (map[string]any, error) {
 // disassociates its EIPs, as releasing an instance does.
 func (s *Service) release(i *Instance) {
 	for _, e := range s.instanceENIs(i) {
-		for _, ip := range e.PrivateIPs {
+		for _, ip := range append(append([]string(nil), e.PrivateIPs...), e.IPv6s...) {
 			s.vpc.ReleasePrivateIP(e.VSwitchID, ip)
 		}
 		delete(s.state.ENIs, e.ID)

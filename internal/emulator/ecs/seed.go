@@ -96,6 +96,14 @@ func (s *Service) seedInstance(region string, si api.SeedInstance, now time.Time
 		}
 		secondary = append(secondary, ips)
 	}
+	ip6s, err := s.allocateIPv6s(vsw.ID, si.IPv6Addresses, si.IPv6AddressCount)
+	if err != nil {
+		undo()
+		return nil, nil, err
+	}
+	for _, a := range ip6s {
+		allocated = append(allocated, [2]string{vsw.ID, a})
+	}
 	if len(api.TagsFromMap(si.Tags)) > s.st.Settings().Quota(store.QuotaTagsPerResource) {
 		undo()
 		return nil, nil, fmt.Errorf("more than %d tags", s.st.Settings().Quota(store.QuotaTagsPerResource))
@@ -109,6 +117,7 @@ func (s *Service) seedInstance(region string, si api.SeedInstance, now time.Time
 	}
 	pl := placement{vsw: vsw, sgs: si.SecurityGroupIDs}
 	s.createInstance(region, pl, ip, i, si.PrimaryENIID, now)
+	s.state.ENIs[i.PrimaryENIID].IPv6s = ip6s
 	i.Status = status
 	if via != "" {
 		s.transition(i, status, via, now)

@@ -74,6 +74,10 @@ func (s *Service) AllocatePrivateIP(vswitchID, want string) (string, error) {
 // ReleasePrivateIP frees an address reserved with AllocatePrivateIP.
 func (s *Service) ReleasePrivateIP(vswitchID, ip string) {
 	if v, ok := s.state.VSwitches[vswitchID]; ok {
+		if isIPv6(ip) {
+			v.releaseIPv6(ip)
+			return
+		}
 		delete(v.UsedIPs, ip)
 	}
 }

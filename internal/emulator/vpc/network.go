@@ -138,6 +138,16 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 	if err := validTags(tags); err != nil {
 		return nil, err
 	}
+	want6, enable6, err := ipv6Params(p)
+	if err != nil {
+		return nil, err
+	}
+	v6 := &VPC{}
+	if enable6 {
+		if err := s.enableIPv6(v6, want6); err != nil {
+			return nil, err
+		}
+	}
 	if dry, err := p.Bool("DryRun", false); err != nil {
 		return nil, err
 	} else if dry {
@@ -147,6 +157,7 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.IPv6CIDRBlock = v6.IPv6CIDRBlock
 	v.ResourceGroupID = api.ResourceGroupOr(p.String("ResourceGroupId"))
 	s.state.Tokens.Remember(req, v.ID)
 	return map[string]any{"VpcId": v.ID, "VRouterId": v.VRouterID, "RouteTableId": v.SystemRouteTableID, "ResourceGroupId": api.ResourceGroupOr(v.ResourceGroupID)}, nil
@@ -224,7 +235,7 @@ func (s *Service) routeTableIDsOf(vpcID string) []string {
 }
 
 func (s *Service) vpcView(v *VPC) map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"VpcId": v.ID, "RegionId": v.RegionID, "Status": "Available", "VpcName": v.Name, "Description": v.Description,
 		"CreationTime": vpcTime(v.CreatedAt), "CidrBlock": v.CIDRBlock, "VRouterId": v.VRouterID, "IsDefault": v.IsDefault,
 		"ResourceGroupId":     api.ResourceGroupOr(v.ResourceGroupID),
@@ -238,6 +249,8 @@ func (s *Service) vpcView(v *VPC) map[string]any {
 		"DnsHostnameStatus":   "DISABLED",
 		"CenStatus":           "Detached",
 	}
+	vpcIPv6View(v, out)
+	return out
 }
 
 func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
@@ -285,7 +298,6 @@ func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error)
 		map[string]any{"ResourceType": "RouteTable", "ResourceCount": len(s.routeTableIDsOf(id))},
 	}}
 	out["AssociatedCens"] = map[string]any{"AssociatedCen": []any{}}
-	out["Ipv6CidrBlocks"] = map[string]any{"Ipv6CidrBlock": []any{}}
 	return out, nil
 }
 
@@ -316,10 +328,19 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	sw6 := &VSwitch{}
+	if n, set, err := vswitchIPv6Param(p); err != nil {
+		return nil, err
+	} else if set {
+		if err := s.setVSwitchIPv6(v, sw6, n); err != nil {
+			return nil, err
+		}
+	}
 	sw, err := s.addVSwitch(v, "", p.String("VSwitchName"), p.String("Description"), zone, cidr, "", tags, req.Now)
 	if err != nil {
 		return nil, err
 	}
+	sw.IPv6CIDRBlock = sw6.IPv6CIDRBlock
 	s.state.Tokens.Remember(req, sw.ID)
 	return map[string]any{"VSwitchId": sw.ID}, nil
 }
@@ -353,13 +374,15 @@ func (s *Service) vswitchView(sw *VSwitch) map[string]any {
 	if t, ok := s.state.RouteTables[sw.RouteTableID]; ok {
 		rtType = t.Type
 	}
-	return map[string]any{
+	out := map[string]any{
 		"VSwitchId": sw.ID, "VpcId": sw.VpcID, "Status": "Available", "CidrBlock": sw.CIDRBlock, "ZoneId": sw.ZoneID,
 		"AvailableIpAddressCount": sw.available(), "Description": sw.Description, "VSwitchName": sw.Name,
 		"CreationTime": vpcTime(sw.CreatedAt), "IsDefault": false, "OwnerId": 1234567890123456, "ShareType": "Sharing",
 		"RouteTable": map[string]any{"RouteTableId": sw.RouteTableID, "RouteTableType": rtType},
 		"Tags":       map[string]any{"Tag": api.TagMaps(sw.Tags, "Key", "Value")},
 	}
+	vswitchIPv6View(sw, out)
+	return out
 }
 
 func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {

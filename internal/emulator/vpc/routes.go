@@ -77,20 +77,29 @@ func (s *Service) markBusy(vpcID string, now time.Time) {
 
 // validateRoute applies the cloud's rules for a new custom route.
 func (s *Service) validateRoute(t *RouteTable, dst, hopType, hopID string) (string, *api.Error) {
-	p, ok := parseCIDR(dst, true)
-	if !ok {
-		return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Malformed", "The specified destination CIDR block %q is not valid.", dst)
-	}
-	cidr := p.String()
-	if within(p, cgnat) {
-		return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Overlapped", "The destination CIDR block %s must not be 100.64.0.0/10 or a subnet of it.", cidr)
-	}
-	for _, sw := range s.state.VSwitches {
-		if sw.VpcID != t.VpcID {
-			continue
+	var cidr string
+	if isIPv6(dst) {
+		p, aerr := s.validateRoute6(t, dst)
+		if aerr != nil {
+			return "", aerr
 		}
-		if sp, ok := parseCIDR(sw.CIDRBlock, false); ok && within(p, sp) {
-			return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Overlapped", "The destination CIDR block %s must not equal or lie inside the CIDR block %s of vSwitch %s.", cidr, sw.CIDRBlock, sw.ID)
+		cidr = p.String()
+	} else {
+		p, ok := parseCIDR(dst, true)
+		if !ok {
+			return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Malformed", "The specified destination CIDR block %q is not valid.", dst)
+		}
+		cidr = p.String()
+		if within(p, cgnat) {
+			return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Overlapped", "The destination CIDR block %s must not be 100.64.0.0/10 or a subnet of it.", cidr)
+		}
+		for _, sw := range s.state.VSwitches {
+			if sw.VpcID != t.VpcID {
+				continue
+			}
+			if sp, ok := parseCIDR(sw.CIDRBlock, false); ok && within(p, sp) {
+				return "", api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Overlapped", "The destination CIDR block %s must not equal or lie inside the CIDR block %s of vSwitch %s.", cidr, sw.CIDRBlock, sw.ID)
+			}
 		}
 	}
 	custom := 0
@@ -112,6 +121,7 @@ func (s *Service) validateRoute(t *RouteTable, dst, hopType, hopID string) (stri
 		return "", api.MissingParameter("NextHopId")
 	}
 	var vpcID string
+	var ok bool
 	switch hopType {
 	case NextHopInstance:
 		vpcID, ok = s.instanceVPC(hopID)
@@ -213,6 +223,10 @@ func (s *Service) createRouteEntries(req *api.Request) (map[string]any, error) {
 			fail(aerr)
 			continue
 		}
+		if aerr := checkIPVersion(it.String("IpVersion"), dst); aerr != nil {
+			fail(aerr)
+			continue
+		}
 		cidr, aerr := s.validateRoute(t, dst, hopType, hop)
 		if aerr != nil {
 			fail(aerr)
@@ -254,7 +268,7 @@ func (s *Service) findEntry(req *api.Request, entryID, tableID, dst, hop string)
 	if _, aerr := s.regionTable(req, tableID); aerr != nil {
 		return nil, aerr
 	}
-	p, ok := parseCIDR(dst, true)
+	p, ok := parseDest(dst)
 	if !ok {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidCIDRBlock.Malformed", "The specified destination CIDR block %q is not valid.", dst)
 	}
@@ -459,7 +473,7 @@ func (s *Service) entryView(e *RouteEntry, region string, now time.Time) map[str
 	}
 	return map[string]any{
 		"RouteEntryId": e.ID, "RouteEntryName": e.Name, "RouteTableId": e.TableID, "DestinationCidrBlock": e.DestCIDR,
-		"Type": e.Type, "Status": routeStatus(e, now), "IpVersion": "ipv4", "Description": e.Description,
+		"Type": e.Type, "Status": routeStatus(e, now), "IpVersion": ipVersion(e.DestCIDR), "Description": e.Description,
 		"GmtModified": vpcTime(e.ModifiedAt), "Origin": origin, "NextHopType": e.NextHopType, "InstanceId": e.NextHopID,
 		"NextHops": map[string]any{"NextHop": []any{hop}},
 	}
@@ -481,7 +495,7 @@ func (s *Service) describeRouteEntryList(req *api.Request) (map[string]any, erro
 	}
 	dst := p.String("DestinationCidrBlock")
 	if dst != "" {
-		if pp, ok := parseCIDR(dst, true); ok {
+		if pp, ok := parseDest(dst); ok {
 			dst = pp.String()
 		}
 	}

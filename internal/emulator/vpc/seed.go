@@ -23,6 +23,11 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 		if err != nil {
 			return nil, fmt.Errorf("seed vpc %d (%s): %w", i, sv.CIDRBlock, err)
 		}
+		if sv.EnableIPv6 || sv.IPv6CIDRBlock != "" {
+			if err := s.enableIPv6(v, sv.IPv6CIDRBlock); err != nil {
+				return nil, fmt.Errorf("seed vpc %s: %w", v.ID, err)
+			}
+		}
 		out["vpc"] = append(out["vpc"], v.ID)
 		out["routeTable"] = append(out["routeTable"], v.SystemRouteTableID)
 		for _, rt := range sv.RouteTables {
@@ -40,6 +45,11 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 			sw, err := s.addVSwitch(v, ss.ID, ss.Name, "", ss.ZoneID, ss.CIDRBlock, ss.RouteTableID, nil, now)
 			if err != nil {
 				return nil, fmt.Errorf("seed vswitch %s in %s: %w", ss.CIDRBlock, v.ID, err)
+			}
+			if ss.IPv6CIDRBlock != nil {
+				if err := s.setVSwitchIPv6(v, sw, *ss.IPv6CIDRBlock); err != nil {
+					return nil, fmt.Errorf("seed vswitch %s in %s: %w", sw.ID, v.ID, err)
+				}
 			}
 			out["vswitch"] = append(out["vswitch"], sw.ID)
 		}

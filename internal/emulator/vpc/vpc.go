@@ -61,6 +61,8 @@ type VPC struct {
 	Description string `json:"description"`
 	// CIDRBlock is the VPC's IPv4 CidrBlock, e.g. 192.168.0.0/16.
 	CIDRBlock string `json:"cidrBlock"`
+	// IPv6CIDRBlock is the VPC's IPv6 /56 when IPv6 is enabled, else empty.
+	IPv6CIDRBlock string `json:"ipv6CidrBlock,omitempty"`
 	// RegionID is the VPC's region.
 	RegionID string `json:"regionId"`
 	// VRouterID is the VPC's vRouter (vrt-...), created with it.
@@ -100,6 +102,12 @@ type VSwitch struct {
 	ZoneID string `json:"zoneId"`
 	// CIDRBlock is the vSwitch's CIDR, inside the VPC's.
 	CIDRBlock string `json:"cidrBlock"`
+	// IPv6CIDRBlock is the vSwitch's IPv6 /64 (of the VPC's /56), empty
+	// without IPv6.
+	IPv6CIDRBlock string `json:"ipv6CidrBlock,omitempty"`
+	// UsedIPv6 are the IPv6 addresses allocated in the vSwitch, kept apart
+	// from UsedIPs so AvailableIpAddressCount stays the IPv4 count.
+	UsedIPv6 map[string]bool `json:"usedIpv6,omitempty"`
 	// RegionID is the vSwitch's region.
 	RegionID string `json:"regionId"`
 	// RouteTableID is the route table the vSwitch is bound to (the VPC's

@@ -317,7 +317,7 @@ func currentGroup(g nlb.ServerGroup) CurrentGroup {
 	h := g.HealthCheck
 	return CurrentGroup{
 		ID: g.ServerGroupId, Name: g.ServerGroupName, Protocol: g.Protocol, Type: g.ServerGroupType,
-		AnyPort: g.AnyPortEnabled, RelatedLBs: g.RelatedLoadBalancerIds,
+		AnyPort: g.AnyPortEnabled, RelatedLBs: g.RelatedLoadBalancerIds, AddressIPVersion: g.AddressIPVersion,
 		Params: map[string]string{
 			"Scheduler":                      g.Scheduler,
 			"ConnectionDrainEnabled":         boolStr(g.ConnectionDrainEnabled),
@@ -396,6 +396,10 @@ func (a api) createGroup(ctx context.Context, vpcID string, g Group, tags []nami
 	r.ServerGroupName, r.VpcId, r.ServerGroupType, r.Protocol = g.Name, vpcID, g.Type, g.Protocol
 	if g.AnyPort {
 		r.AnyPortEnabled = requests.NewBoolean(true)
+	}
+	if g.AddressIPVersion != "" && !strings.EqualFold(g.AddressIPVersion, ipv4) {
+		// Sent only when not the default, so IPv4 creates stay as they were.
+		r.AddressIPVersion = g.AddressIPVersion
 	}
 	ts := make([]nlb.CreateServerGroupTag, 0, len(tags))
 	for _, t := range tags {
@@ -705,9 +709,10 @@ func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]s
 	return service.ENIsByIP(ctx, a.c, vpcID, ips)
 }
 
-// instanceIPs maps instance ids to their primary private IPs, 100 a call.
-func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, error) {
-	out := map[string]string{}
+// instanceIPs maps instance ids to their primary private IPs, and to their
+// primary ENI's first IPv6 address when they have one, 100 a call.
+func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, map[string]string, error) {
+	out, v6 := map[string]string{}, map[string]string{}
 	for _, part := range service.Chunks(ids, 100) {
 		data, _ := json.Marshal(part)
 		r := ecs.CreateDescribeInstancesRequest()
@@ -717,15 +722,18 @@ func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, 
 			return c.ECS.DescribeInstances(r)
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, in := range resp.Instances.Instance {
 			if ips := in.VpcAttributes.PrivateIpAddress.IpAddress; len(ips) > 0 {
 				out[in.InstanceId] = ips[0]
 			}
+			if ip := primaryIPv6(in); ip != "" {
+				v6[in.InstanceId] = ip
+			}
 		}
 	}
-	return out, nil
+	return out, v6, nil
 }
 
 // lbsByTag lists every load balancer tagged key=value, page by page.

@@ -19,6 +19,8 @@ type CurrentGroup struct {
 	Type string
 	// AnyPort reports an any-port group.
 	AnyPort bool
+	// AddressIPVersion is ipv4 or DualStack.
+	AddressIPVersion string
 	// Params are its tunables under the parameter names of Group.Set.
 	Params map[string]string
 	// RelatedLBs are the load balancers whose listeners use it.
@@ -256,9 +258,11 @@ type GroupPlan struct {
 }
 
 // compatible reports whether an existing group can serve a desired one:
-// type, protocol and any-port cannot change after creation.
+// type, protocol, any-port and address family cannot change after
+// creation.
 func compatible(d Group, c CurrentGroup) bool {
-	return strings.EqualFold(c.Type, d.Type) && strings.EqualFold(groupProtocol(strings.ToUpper(c.Protocol)), d.Protocol) && c.AnyPort == d.AnyPort
+	return strings.EqualFold(c.Type, d.Type) && strings.EqualFold(groupProtocol(strings.ToUpper(c.Protocol)), d.Protocol) && c.AnyPort == d.AnyPort &&
+		sameIPVersion(c.AddressIPVersion, d.AddressIPVersion)
 }
 
 // PlanGroups matches desired groups with the existing ones: bound groups

@@ -263,6 +263,7 @@ func TestBuildModel(t *testing.T) {
 		servers     []string // type:id:ip:port
 		groupSet    map[string]string
 		listenerSet map[string]string
+		version     string // the groups' AddressIPVersion; "" = ipv4
 	}{
 		{name: "ecs backends", ports: []corev1.ServicePort{tcp, udp},
 			backends:  map[int32][]service.Target{443: {node}},
@@ -302,6 +303,23 @@ func TestBuildModel(t *testing.T) {
 			addr:     Addresses{InstanceIPs: map[string]string{"i-1": "10.0.0.1"}},
 			groups:   []string{"k8s.30443.TCP.web.ns.c1/TCP/Ip"}, listeners: []string{"k8s.443.TCP.web.ns.c1/TCP"},
 			servers: []string{"Ip:10.0.0.1:10.0.0.1:30443"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
+		{name: "ecs backends in an ip group, dualstack", ports: []corev1.ServicePort{tcp},
+			ann:      map[string]string{"server-group-type": "ip", "backend-ip-version": "DualStack"},
+			backends: map[int32][]service.Target{443: {node, {InstanceID: "i-2", Port: 30443, Weight: 100}}},
+			addr:     Addresses{InstanceIPs: map[string]string{"i-1": "10.0.0.1", "i-2": "10.0.0.2"}, InstanceIPv6s: map[string]string{"i-1": "2408::1"}},
+			groups:   []string{"k8s.30443.TCP.web.ns.c1/TCP/Ip"}, listeners: []string{"k8s.443.TCP.web.ns.c1/TCP"}, version: "DualStack",
+			servers: []string{"Ip:10.0.0.1:10.0.0.1:30443", "Ip:10.0.0.2:10.0.0.2:30443", "Ip:2408::1:2408::1:30443"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
+		{name: "ecs backends in an ip group, ipv6 (an instance without IPv6 left out)", ports: []corev1.ServicePort{tcp},
+			ann:      map[string]string{"server-group-type": "ip", "backend-ip-version": "ipv6"},
+			backends: map[int32][]service.Target{443: {node, {InstanceID: "i-2", Port: 30443, Weight: 100}}},
+			addr:     Addresses{InstanceIPs: map[string]string{"i-1": "10.0.0.1", "i-2": "10.0.0.2"}, InstanceIPv6s: map[string]string{"i-1": "2408::1"}},
+			groups:   []string{"k8s.30443.TCP.web.ns.c1/TCP/Ip"}, listeners: []string{"k8s.443.TCP.web.ns.c1/TCP"}, version: "DualStack",
+			servers: []string{"Ip:2408::1:2408::1:30443"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
+		{name: "instance group, dualstack: the instance itself", ports: []corev1.ServicePort{tcp},
+			ann:      map[string]string{"backend-ip-version": "dualstack"},
+			backends: map[int32][]service.Target{443: {node}},
+			groups:   []string{"k8s.30443.TCP.web.ns.c1/TCP/Instance"}, listeners: []string{"k8s.443.TCP.web.ns.c1/TCP"}, version: "DualStack",
+			servers: []string{"Ecs:i-1::30443"}, groupSet: map[string]string{}, listenerSet: map[string]string{}},
 		{name: "port range", ports: []corev1.ServicePort{tcp},
 			ann:      map[string]string{"service.beta.kubernetes.io/backend-type": "eni", "server-group-type": "ip", "listener-port-range": "1000-2000:443"},
 			backends: map[int32][]service.Target{443: {{IP: "10.0.0.5", Port: 8443, Weight: 100}}},
@@ -318,6 +336,13 @@ func TestBuildModel(t *testing.T) {
 			var groups, listeners, servers []string
 			for _, g := range m.Groups {
 				groups = append(groups, g.Name+"/"+g.Protocol+"/"+g.Type)
+				want := tc.version
+				if want == "" {
+					want = "ipv4"
+				}
+				if g.AddressIPVersion != want {
+					t.Errorf("group AddressIPVersion %q, want %q", g.AddressIPVersion, want)
+				}
 				for _, srv := range g.Servers {
 					servers = append(servers, srv.Type+":"+srv.ServerID+":"+srv.IP+":"+strconv.Itoa(int(srv.Port)))
 				}

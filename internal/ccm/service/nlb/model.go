@@ -80,6 +80,9 @@ type Group struct {
 	Type string
 	// AnyPort serves a listener port range.
 	AnyPort bool
+	// AddressIPVersion is ipv4 or DualStack (backend-ip-version ipv6 or
+	// dualstack); fixed at creation.
+	AddressIPVersion string
 	// Set are the tunables the annotations ask for, under their API
 	// parameter names (HealthCheckConfig.* dotted; lists comma-joined).
 	Set map[string]string
@@ -135,6 +138,9 @@ type Addresses struct {
 	ENIs map[string]string
 	// InstanceIPs maps instance ids to their primary private IPs.
 	InstanceIPs map[string]string
+	// InstanceIPv6s maps instance ids to their primary ENI's first IPv6
+	// address (instances without one are absent).
+	InstanceIPv6s map[string]string
 }
 
 // groupType is the server group type the Service asks for.
@@ -168,6 +174,7 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 	eni := s.Backend.Type == annotations.BackendENI
 	typ := groupType(s)
 	gset := groupSettings(s)
+	version := backendIPVersion(s)
 	for _, p := range s.Ports {
 		proto := listenerProtocol(p)
 		portName := strconv.Itoa(int(p.NodePort))
@@ -177,7 +184,8 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		key := KeyOf(p.Port, proto == "UDP")
 		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
 		l.AdditionalCerts, l.ManageCerts = additionalCerts(s, proto)
-		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset}
+		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset,
+			AddressIPVersion: groupIPVersion(version)}
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End
 			l.Description = ref.NLBListenerRange(p.PortRange.Start, p.PortRange.End, proto)
@@ -192,7 +200,7 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 				// this one's.
 				t.Port = p.NodePort
 			}
-			if srv, ok := server(t, eni, typ, addr, g.Name); ok {
+			for _, srv := range servers(t, eni, typ, version, addr, g.Name) {
 				if g.AnyPort {
 					srv.Port = 0
 				}

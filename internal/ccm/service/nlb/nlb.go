@@ -522,7 +522,7 @@ func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses
 		}
 		return addr, nil
 	}
-	if addr.InstanceIPs, err = p.api.instanceIPs(ctx, keys); err != nil {
+	if addr.InstanceIPs, addr.InstanceIPv6s, err = p.api.instanceIPs(ctx, keys); err != nil {
 		return addr, fmt.Errorf("find the addresses of backend instances: %w", err)
 	}
 	return addr, nil
