@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
 
@@ -27,5 +29,23 @@ func TestSameIngress(t *testing.T) {
 				t.Errorf("sameIngress = %v, want %v", got, tc.same)
 			}
 		})
+	}
+}
+
+func TestDropManagedFields(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: map[string]string{"a": "b"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	out, err := dropManagedFields(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Service)
+	if got.ManagedFields != nil || got.Labels["a"] != "b" || got.Name != "s" {
+		t.Errorf("transformed %+v", got.ObjectMeta)
+	}
+	// A tombstone is not an object with metadata: passed through as is.
+	tomb := cache.DeletedFinalStateUnknown{Key: "ns/s", Obj: svc}
+	if out, err := dropManagedFields(tomb); err != nil || out != any(tomb) {
+		t.Errorf("tombstone: %v, %v", out, err)
 	}
 }
