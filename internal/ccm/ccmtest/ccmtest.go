@@ -212,3 +212,6 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// PID is the process id, for reading its resource use from /proc.
+func (c *CCM) PID() int { return c.p.PID() }

@@ -180,3 +180,17 @@ func (g *Gateway) ApplyQuotaProfile(name string, scale float64) ([]ThrottleRule,
 	}
 	return rules, nil
 }
+
+// ActionReadOnly reports whether the gateway serves product's action and
+// whether it only reads, so that callers class calls as the quota profile
+// does.
+func (g *Gateway) ActionReadOnly(product, action string) (readOnly, served bool) {
+	for _, p := range g.cfg.Products {
+		if p.Name == product {
+			if a, ok := p.Actions[action]; ok {
+				return a.ReadOnly, true
+			}
+		}
+	}
+	return false, false
+}
