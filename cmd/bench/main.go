@@ -37,9 +37,10 @@ func main() {
 	flag.IntVar(&o.W4Nodes, "w4-nodes", 0, "W4 Nodes (default 1000; quick 50)")
 	flag.IntVar(&o.W4Pods, "w4-pods", 0, "W4 pods (default 50000; quick 500)")
 	flag.IntVar(&o.RouteNodes, "route-nodes", 0, "Nodes of the route burst (default 500; quick 30)")
-	flag.DurationVar(&o.RestartWindow, "restart-window", 0, "W2 counting window (default 2m; quick 30s)")
-	flag.DurationVar(&o.W4Window, "w4-window", 0, "W4 sampling window once every object exists (default 3m; quick 30s)")
+	flag.DurationVar(&o.RestartWindow, "restart-window", 0, "W2 counting window (default 2m; quick 20s)")
+	flag.DurationVar(&o.W4Window, "w4-window", 0, "W4 sampling window once every object exists (default 3m; quick 20s)")
 	flag.DurationVar(&o.Timeout, "timeout", 0, "bound of each wait for convergence (default 45m; quick 3m)")
+	flag.StringVar(&o.ProfileDir, "profile", "", "directory for CCM pprof profiles (CPU during each W1 burst, heap after W1 and W4); empty: none")
 	flag.Parse()
 	if scenarios != "" {
 		o.Scenarios = strings.Split(scenarios, ",")

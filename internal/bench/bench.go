@@ -57,6 +57,9 @@ type Options struct {
 	// W4Window how long W4 samples once every object exists; Timeout
 	// bounds each wait for convergence.
 	RestartWindow, W4Window, Timeout time.Duration
+	// ProfileDir, when set, receives CCM pprof profiles: CPU during each
+	// W1 burst (its first ProfileSeconds) and heap at the end of W1 and W4.
+	ProfileDir string
 	// Out receives progress and tables.
 	Out io.Writer
 }
@@ -104,8 +107,8 @@ func (o *Options) defaults() {
 	set(&o.W4Nodes, 1000, 50)
 	set(&o.W4Pods, 50000, 500)
 	set(&o.RouteNodes, 500, 30)
-	setD(&o.RestartWindow, 2*time.Minute, 30*time.Second)
-	setD(&o.W4Window, 3*time.Minute, 30*time.Second)
+	setD(&o.RestartWindow, 2*time.Minute, 20*time.Second)
+	setD(&o.W4Window, 3*time.Minute, 20*time.Second)
 	setD(&o.Timeout, 45*time.Minute, 3*time.Minute)
 }
 

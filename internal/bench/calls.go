@@ -123,3 +123,14 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// okWrites counts the successful writes of a product.
+func okWrites(calls []ActionCalls, product string) int {
+	n := 0
+	for _, c := range calls {
+		if c.Product == product && c.Write {
+			n += c.OK
+		}
+	}
+	return n
+}
