@@ -19,6 +19,11 @@ type ProcSample struct {
 	// mark since the process started (VmHWM).
 	RSSBytes     int64 `json:"rssBytes"`
 	PeakRSSBytes int64 `json:"peakRssBytes"`
+	// AnonBytes is the anonymous part of the resident set (RssAnon: heap,
+	// stacks), FileBytes the file-backed part (RssFile: mostly the
+	// binary's own text and data pages).
+	AnonBytes int64 `json:"anonBytes"`
+	FileBytes int64 `json:"fileBytes"`
 	// CPUSeconds is user + system time since the process started.
 	CPUSeconds float64 `json:"cpuSeconds"`
 }
@@ -45,6 +50,10 @@ func readProc(pid int) (ProcSample, error) {
 			s.RSSBytes = n * 1024
 		case "VmHWM":
 			s.PeakRSSBytes = n * 1024
+		case "RssAnon":
+			s.AnonBytes = n * 1024
+		case "RssFile":
+			s.FileBytes = n * 1024
 		}
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -72,8 +81,12 @@ func readProc(pid int) (ProcSample, error) {
 type ProcUsage struct {
 	// PeakRSSMB is the largest resident set seen (VmHWM at the end).
 	PeakRSSMB float64 `json:"peakRssMB"`
-	// EndRSSMB is the resident set at the end.
-	EndRSSMB float64 `json:"endRssMB"`
+	// EndRSSMB is the resident set at the end, PeakAnonMB the largest
+	// anonymous part seen (heap and stacks, what the CCM's own data costs)
+	// and EndFileMB the file-backed part at the end (the binary's pages).
+	EndRSSMB   float64 `json:"endRssMB"`
+	PeakAnonMB float64 `json:"peakAnonMB"`
+	EndFileMB  float64 `json:"endFileMB"`
 	// CPUSeconds is the CPU time used in the interval, AvgCores that over
 	// the interval's length, PeakCores the largest 1-second average.
 	CPUSeconds float64 `json:"cpuSeconds"`
@@ -93,6 +106,7 @@ type sampler struct {
 	start time.Time
 	end   time.Time
 	peak  float64
+	anon  int64
 }
 
 func startSampler(pid int, interval time.Duration) *sampler {
@@ -120,6 +134,9 @@ func startSampler(pid int, interval time.Duration) *sampler {
 					}
 				}
 				s.last, s.end = cur, now
+				if cur.AnonBytes > s.anon {
+					s.anon = cur.AnonBytes
+				}
 				s.mu.Unlock()
 				prev, prevAt = cur, now
 			}
@@ -132,15 +149,20 @@ func startSampler(pid int, interval time.Duration) *sampler {
 func (s *sampler) finish() ProcUsage {
 	close(s.stop)
 	<-s.done
-	if cur, err := readProc(s.pid); err == nil {
-		s.last, s.end = cur, time.Now()
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cur, err := readProc(s.pid); err == nil {
+		s.last, s.end = cur, time.Now()
+		if cur.AnonBytes > s.anon {
+			s.anon = cur.AnonBytes
+		}
+	}
 	el := s.end.Sub(s.start).Seconds()
 	u := ProcUsage{
 		PeakRSSMB:  float64(s.last.PeakRSSBytes) / (1 << 20),
 		EndRSSMB:   float64(s.last.RSSBytes) / (1 << 20),
+		PeakAnonMB: float64(s.anon) / (1 << 20),
+		EndFileMB:  float64(s.last.FileBytes) / (1 << 20),
 		CPUSeconds: s.last.CPUSeconds - s.first.CPUSeconds,
 		PeakCores:  s.peak,
 		Seconds:    el,

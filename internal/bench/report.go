@@ -97,8 +97,8 @@ func (r *Result) Print(w io.Writer) {
 		tw.Flush()
 	}
 	if r.CCM != nil {
-		fmt.Fprintf(w, "CCM: peak RSS %.1f MB, end RSS %.1f MB, CPU %.1f s over %.0f s (avg %.2f cores, peak %.2f)\n",
-			r.CCM.PeakRSSMB, r.CCM.EndRSSMB, r.CCM.CPUSeconds, r.CCM.Seconds, r.CCM.AvgCores, r.CCM.PeakCores)
+		fmt.Fprintf(w, "CCM: peak RSS %.1f MB (anonymous peak %.1f MB, binary pages %.1f MB), end RSS %.1f MB, CPU %.1f s over %.0f s (avg %.2f cores, peak %.2f)\n",
+			r.CCM.PeakRSSMB, r.CCM.PeakAnonMB, r.CCM.EndFileMB, r.CCM.EndRSSMB, r.CCM.CPUSeconds, r.CCM.Seconds, r.CCM.AvgCores, r.CCM.PeakCores)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

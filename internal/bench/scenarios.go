@@ -560,6 +560,8 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 		endpoints += len(s.Endpoints)
 	}
 	res.target("CCM peak RSS", u.PeakRSSMB, "MB", 150)
+	res.metric("CCM peak anonymous RSS (heap, stacks)", u.PeakAnonMB, "MB")
+	res.metric("CCM file-backed RSS (binary pages)", u.EndFileMB, "MB")
 	res.metric("CCM CPU average", u.AvgCores, "cores")
 	res.metric("CCM CPU peak (1 s)", u.PeakCores, "cores")
 	res.metric("CCM CPU time", u.CPUSeconds, "s")
