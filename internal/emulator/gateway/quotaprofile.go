@@ -103,13 +103,6 @@ func LookupQuotaProfile(name string) (QuotaProfile, error) {
 	return p, nil
 }
 
-// Listed reports whether the published table lists product/action (as
-// opposed to the class default applying).
-func (p QuotaProfile) Listed(product, action string) bool {
-	_, ok := p.PerMinute[product+"/"+action]
-	return ok
-}
-
 // QPS is the sustained limit of product/action in calls per second, times
 // scale; readOnly picks the class default for actions the table does not
 // list. 0 means the product is not limited by the profile.
