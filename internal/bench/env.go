@@ -121,6 +121,8 @@ func startEnv(ctx context.Context, dir string, spec envSpec, logf func(string, .
 	e.cluster, err = localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), ControllerManager: true, Kwok: true,
 		ClusterCIDR: clusterCIDR, NodeCIDRMaskSize: 24,
+		// W4's thousands of LoadBalancer Services each need a NodePort.
+		ServiceNodePortRange: "20000-39999",
 		// Long enough that a busy 2-core machine never marks kwok Nodes
 		// NotReady, which would move backends and spoil the counts.
 		NodeMonitorGracePeriod: 2 * time.Minute,
