@@ -41,7 +41,11 @@ func main() {
 	flag.DurationVar(&o.W4Window, "w4-window", 0, "W4 sampling window once every object exists (default 3m; quick 20s)")
 	flag.DurationVar(&o.Timeout, "timeout", 0, "bound of each wait for convergence (default 45m; quick 3m)")
 	flag.StringVar(&o.ProfileDir, "profile", "", "directory for CCM pprof profiles (CPU during each W1 burst, heap after W1 and W4); empty: none")
+	var ccmArgs, ccmEnv string
+	flag.StringVar(&ccmArgs, "ccm-args", "", "extra CCM flags, space-separated")
+	flag.StringVar(&ccmEnv, "ccm-env", "", "extra CCM environment, space-separated NAME=value (e.g. GOMEMLIMIT=75MiB)")
 	flag.Parse()
+	o.CCMArgs, o.CCMEnv = strings.Fields(ccmArgs), strings.Fields(ccmEnv)
 	if scenarios != "" {
 		o.Scenarios = strings.Split(scenarios, ",")
 	}

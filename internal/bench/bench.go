@@ -57,6 +57,9 @@ type Options struct {
 	// W4Window how long W4 samples once every object exists; Timeout
 	// bounds each wait for convergence.
 	RestartWindow, W4Window, Timeout time.Duration
+	// CCMArgs are extra CCM flags and CCMEnv extra CCM environment (e.g.
+	// GOMEMLIMIT=75MiB), for comparing settings.
+	CCMArgs, CCMEnv []string
 	// ProfileDir, when set, receives CCM pprof profiles: CPU during each
 	// W1 burst (its first ProfileSeconds) and heap at the end of W1 and W4.
 	ProfileDir string

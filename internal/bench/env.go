@@ -51,8 +51,9 @@ type envSpec struct {
 	// quotaProfile and quotaScale throttle the cloud ("" = unlimited).
 	quotaProfile string
 	quotaScale   float64
-	// ccmArgs are extra CCM flags.
+	// ccmArgs are extra CCM flags, ccmEnv extra CCM environment.
 	ccmArgs []string
+	ccmEnv  []string
 }
 
 // env is one running benchmark environment: a local control plane with
@@ -176,6 +177,7 @@ func (e *env) startCCM(ctx context.Context) error {
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
 		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n",
 		Args:        args,
+		Env:         e.spec.ccmEnv,
 		LogPath:     filepath.Join(e.dir, fmt.Sprintf("cloud-controller-manager-%d.log", e.ccmSeq)),
 	})
 	if err != nil {

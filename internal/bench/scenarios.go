@@ -26,7 +26,7 @@ const (
 )
 
 func (r *runner) spec(instances int, quota bool) envSpec {
-	s := envSpec{instances: instances, latency: r.o.Latency}
+	s := envSpec{instances: instances, latency: r.o.Latency, ccmArgs: r.o.CCMArgs, ccmEnv: r.o.CCMEnv}
 	if quota {
 		s.quotaProfile, s.quotaScale = r.o.QuotaProfile, r.o.QuotaScale
 	}
@@ -501,7 +501,7 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	}
 	defer e.stop()
 	res := &Result{Scenario: ScenarioW4, Title: "CCM memory and CPU at size", Start: time.Now(),
-		Params: r.params(map[string]any{"services": o.W4Services, "nodes": o.W4Nodes, "pods": o.W4Pods, "windowSeconds": o.W4Window.Seconds(), "quotaProfile": "none"})}
+		Params: r.params(map[string]any{"services": o.W4Services, "nodes": o.W4Nodes, "pods": o.W4Pods, "windowSeconds": o.W4Window.Seconds(), "quotaProfile": "none", "ccmEnv": o.CCMEnv, "ccmArgs": o.CCMArgs})}
 	defer r.add(res)
 	smp := startSampler(e.ccm.PID(), time.Second)
 	t0 := time.Now()

@@ -123,6 +123,8 @@ type CCMOptions struct {
 	Args []string
 	// LogPath receives stdout and stderr.
 	LogPath string
+	// Env is extra environment (e.g. GOMEMLIMIT=100MiB).
+	Env []string
 }
 
 // CCM is a running cloud-controller-manager process.
@@ -169,6 +171,7 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + o.Emulator,
 		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + o.AccessKeySecret,
 	}
+	env = append(env, o.Env...)
 	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, env)
 	if err != nil {
 		return nil, fmt.Errorf("start cloud-controller-manager: %w", err)
