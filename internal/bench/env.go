@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -167,8 +169,26 @@ func (e *env) seed() *api.Seed {
 	return s
 }
 
-// startCCM starts a CCM process (again after stopCCM: a restart).
+// startCCM starts a CCM process (again after a stop: a restart). The
+// secure port is picked free and then released, so another process may
+// take it first; a CCM that exits at once on "address already in use" is
+// started again on another port.
 func (e *env) startCCM(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		if err := e.startCCMOnce(ctx); err != nil {
+			return err
+		}
+		if exited := e.ccm.Wait(3 * time.Second); exited == -1 {
+			return nil
+		}
+		if log := e.ccm.Log(); attempt >= 3 || !strings.Contains(log, "address already in use") {
+			return fmt.Errorf("cloud-controller-manager exited at start; see %s", e.ccm.LogPath)
+		}
+		e.logf("cloud-controller-manager lost its port to another process; starting it again")
+	}
+}
+
+func (e *env) startCCMOnce(ctx context.Context) error {
 	e.ccmSeq++
 	args := append([]string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--allocate-node-cidrs=true",
 		"--configure-cloud-routes=true", "--v=1"}, e.spec.ccmArgs...)
@@ -226,6 +246,9 @@ func (e *env) deleteNodes(ctx context.Context, from, to int) error {
 func (e *env) waitNodesInitialized(ctx context.Context, want int, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
 	err := poll(ctx, timeout, time.Second, func(ctx context.Context) (bool, string, error) {
+		if e.ccm.Exited() {
+			return false, "", fatalError{fmt.Errorf("cloud-controller-manager exited; see %s", e.ccm.LogPath)}
+		}
 		nodes, err := e.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, "", err
@@ -316,8 +339,12 @@ feed:
 	return first
 }
 
-// poll calls check every interval until it is done, fails or timeout;
-// the timeout error carries check's last progress message.
+// fatalError ends a poll at once; other errors are retried until the
+// timeout.
+type fatalError struct{ error }
+
+// poll calls check every interval until it is done, fails fatally or
+// times out; the timeout error carries check's last progress message.
 func poll(ctx context.Context, timeout, interval time.Duration, check func(context.Context) (bool, string, error)) error {
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -325,6 +352,10 @@ func poll(ctx context.Context, timeout, interval time.Duration, check func(conte
 		done, progress, err := check(ctx)
 		if err == nil && done {
 			return nil
+		}
+		var fatal fatalError
+		if errors.As(err, &fatal) {
+			return fatal.error
 		}
 		if progress != "" {
 			last = progress

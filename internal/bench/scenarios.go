@@ -188,6 +188,9 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	var half time.Duration
 	lastLog := time.Now()
 	err := poll(ctx, o.Timeout, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		if e.ccm.Exited() {
+			return false, "", fatalError{fmt.Errorf("cloud-controller-manager exited; see %s", e.ccm.LogPath)}
+		}
 		got, err := e.addressed(ctx, prefix)
 		if err != nil {
 			return false, "", err
