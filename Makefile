@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox clean
+.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox bench bench-quick clean
 
 all: build
 
@@ -76,5 +76,13 @@ fuzz:
 sandbox: controlplane
 	$(GO) run ./cmd/sandbox up --dir .sandbox
 
+## bench: the scale benchmark (W1-W4, route burst) on the quota profile; tables and bench-results/*.json (docs/performance.md)
+bench: controlplane
+	$(GO) run ./cmd/bench --out bench-results $(BENCH_FLAGS)
+
+## bench-quick: every benchmark scenario small (a few minutes, no target asserted)
+bench-quick: controlplane
+	$(GO) run ./cmd/bench --quick --out bench-results/quick $(BENCH_FLAGS)
+
 clean:
-	rm -rf bin .sandbox _output
+	rm -rf bin .sandbox _output bench-results

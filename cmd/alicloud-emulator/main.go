@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +53,8 @@ type options struct {
 	credentialTTL                  time.Duration
 	requestLogSize                 int
 	version                        bool
+	quotaProfile                   string
+	quotaScale                     float64
 }
 
 // about opens --help.
@@ -88,12 +91,22 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 	fs.BoolVar(&o.requireIMDSv2, "metadata-require-token", false, "demand IMDSv2 tokens (X-aliyun-ecs-metadata-token) on metadata reads")
 	fs.DurationVar(&o.credentialTTL, "metadata-credential-ttl", gateway.DefaultMetadataCredentialTTL, "lifetime of the metadata role's STS credentials")
 	fs.IntVar(&o.requestLogSize, "request-log-size", gateway.DefaultRequestLogSize, "calls kept in the request log")
+	fs.StringVar(&o.quotaProfile, "quota-profile", "", "limit every action to a published API rate-limit profile ("+strings.Join(gateway.QuotaProfileNames(), ", ")+"; default: unlimited)")
+	fs.Float64Var(&o.quotaScale, "quota-scale", 1, "multiply every limit of --quota-profile (a raised quota)")
 	fs.BoolVar(&o.version, "version", false, "print the version (release, commit, build date, Go) and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if o.quotaScale <= 0 {
+		return o, fmt.Errorf("--quota-scale must be positive")
+	}
+	if o.quotaProfile != "" {
+		if _, err := gateway.LookupQuotaProfile(o.quotaProfile); err != nil {
+			return o, err
+		}
 	}
 	if (o.keyID == "") != (o.keySecret == "") {
 		return o, fmt.Errorf("--access-key-id and --access-key-secret go together")
@@ -121,6 +134,8 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		MetadataRoleName:      o.metadataRole,
 		MetadataCredentialTTL: o.credentialTTL,
 		MetadataRequireToken:  o.requireIMDSv2,
+		QuotaProfile:          o.quotaProfile,
+		QuotaScale:            o.quotaScale,
 	}
 	generated := false
 	if !o.disableAuth {
@@ -166,6 +181,9 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		fmt.Fprintf(out, "generated access key: id=%s secret=%s account=%s\n", o.keyID, o.keySecret, o.accountID)
 	default:
 		fmt.Fprintf(out, "access key: id=%s account=%s\n", o.keyID, o.accountID)
+	}
+	if o.quotaProfile != "" {
+		fmt.Fprintf(out, "quota profile %s (scale %g): %d actions limited\n", o.quotaProfile, o.quotaScale, len(e.Gateway.Throttles()))
 	}
 	fmt.Fprintf(out, "listening on %s\n", addr)
 	<-ctx.Done()

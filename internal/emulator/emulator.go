@@ -51,6 +51,11 @@ type Config struct {
 	MetadataCredentialTTL time.Duration
 	// MetadataRequireToken makes the metadata service demand IMDSv2 tokens.
 	MetadataRequireToken bool
+	// QuotaProfile, when set, limits every action to the profile's rate
+	// (gateway.QuotaProfileRules), as the cloud's API rate limits do.
+	QuotaProfile string
+	// QuotaScale multiplies every limit of QuotaProfile (default 1).
+	QuotaScale float64
 }
 
 // Emulator is a running or ready-to-run emulated cloud.
@@ -119,6 +124,16 @@ func New(cfg Config) (*Emulator, error) {
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if cfg.QuotaProfile != "" {
+		scale := cfg.QuotaScale
+		if scale == 0 {
+			scale = 1
+		}
+		if _, err := e.Gateway.ApplyQuotaProfile(cfg.QuotaProfile, scale); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }

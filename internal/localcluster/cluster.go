@@ -50,6 +50,9 @@ type Options struct {
 	NodeCIDRMaskSize int
 	// ServiceCIDR is the ClusterIP range.
 	ServiceCIDR string
+	// ServiceNodePortRange widens the NodePort range ("" = the API
+	// server's 30000-32767, room for 2,768 LoadBalancer Service ports).
+	ServiceNodePortRange string
 	// NodeMonitorGracePeriod is how long a Node may miss heartbeats before
 	// kube-controller-manager marks it NotReady.
 	NodeMonitorGracePeriod time.Duration
@@ -222,7 +225,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	}
 	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	c.Options.Logf("localcluster: starting kube-apiserver on %s", c.APIServerURL)
-	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), []string{
+	apiArgs := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -249,7 +252,11 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 		"--allow-metric-labels-manifest=" + allowList,
 		"--profiling=false",
 		"--v=1",
-	}, c.LogDir, nil)
+	}
+	if c.Options.ServiceNodePortRange != "" {
+		apiArgs = append(apiArgs, "--service-node-port-range="+c.Options.ServiceNodePortRange)
+	}
+	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), apiArgs, c.LogDir, nil)
 	if err != nil {
 		return err
 	}

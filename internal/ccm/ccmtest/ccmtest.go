@@ -153,6 +153,8 @@ type CCMOptions struct {
 	// Binary is the cloud-controller-manager to run, e.g. one taken from
 	// an image; Binary() builds it when empty.
 	Binary string
+	// Env is extra environment (e.g. GOMEMLIMIT=100MiB).
+	Env []string
 }
 
 // CCM is a running cloud-controller-manager process.
@@ -202,6 +204,7 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + o.Emulator,
 		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + o.AccessKeySecret,
 	}
+	env = append(env, o.Env...)
 	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, env)
 	if err != nil {
 		return nil, fmt.Errorf("start cloud-controller-manager: %w", err)
@@ -231,7 +234,8 @@ func (c *CCM) Stop() { c.p.Stop(10 * time.Second) }
 // Kill kills the process at once, as when its machine dies.
 func (c *CCM) Kill() { c.p.Kill() }
 
-// PID is the process id, to inspect what the process listens on.
+// PID is the process id, to inspect what it listens on and its resource
+// use in /proc.
 func (c *CCM) PID() int { return c.p.PID() }
 
 // Log returns the process output so far.

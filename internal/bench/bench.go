@@ -1,0 +1,199 @@
+// Package bench is the scale benchmark of the CCM (issue 11): the CCM
+// binary as a process against a local control plane with kwok Nodes and
+// pods and the in-process emulator with per-call latency and the API rate
+// limits of a quota profile. Each scenario prints tables and writes JSON
+// (OutDir/<scenario>.json) so that runs can be compared; docs/performance.md
+// holds the last figures against the targets.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+)
+
+// Scenario names.
+const (
+	ScenarioW1     = "w1"     // burst of CLB Services
+	ScenarioW1NLB  = "w1-nlb" // burst of NLB Services
+	ScenarioW2     = "w2"     // CCM restart with everything converged
+	ScenarioW3     = "w3"     // node churn
+	ScenarioW4     = "w4"     // memory and CPU at size
+	ScenarioRoutes = "routes" // route burst
+)
+
+// AllScenarios in run order.
+var AllScenarios = []string{ScenarioW1, ScenarioW1NLB, ScenarioW2, ScenarioW3, ScenarioRoutes, ScenarioW4}
+
+// Options configure a run. Zero sizes take the full (issue) or quick
+// defaults.
+type Options struct {
+	// Quick runs every scenario small (a smoke run of a few minutes).
+	Quick bool
+	// Scenarios to run (default all); w2 and w3 run w1's burst first.
+	Scenarios []string
+	// OutDir receives one JSON file per scenario ("" = none).
+	OutDir string
+	// WorkDir holds component logs (a temp dir, removed after a
+	// successful run, when empty).
+	WorkDir string
+	// QuotaProfile is the emulator's API rate-limit profile ("none" =
+	// unlimited); QuotaScale multiplies its limits.
+	QuotaProfile string
+	QuotaScale   float64
+	// Latency is added to every cloud call.
+	Latency time.Duration
+	// Sizes.
+	Services, NLBServices, Nodes, ChurnNodes int
+	W4Services, W4Nodes, W4Pods              int
+	RouteNodes                               int
+	// RestartWindow is how long W2 counts calls after the restart;
+	// W4Window how long W4 samples once every object exists; Timeout
+	// bounds each wait for convergence.
+	RestartWindow, W4Window, Timeout time.Duration
+	// CCMArgs are extra CCM flags and CCMEnv extra CCM environment (e.g.
+	// GOMEMLIMIT=75MiB), for comparing settings.
+	CCMArgs, CCMEnv []string
+	// ProfileDir, when set, receives CCM pprof profiles: CPU during each
+	// W1 burst (its first ProfileSeconds) and heap at the end of W1 and W4.
+	ProfileDir string
+	// Out receives progress and tables.
+	Out io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = AllScenarios
+	}
+	if o.QuotaProfile == "" {
+		o.QuotaProfile = gateway.QuotaProfileAlibaba
+	}
+	if o.QuotaProfile == "none" {
+		o.QuotaProfile = ""
+	}
+	if o.QuotaScale <= 0 {
+		o.QuotaScale = 1
+	}
+	if o.Latency == 0 {
+		o.Latency = 20 * time.Millisecond
+	}
+	set := func(p *int, full, quick int) {
+		if *p == 0 {
+			*p = full
+			if o.Quick {
+				*p = quick
+			}
+		}
+	}
+	setD := func(p *time.Duration, full, quick time.Duration) {
+		if *p == 0 {
+			*p = full
+			if o.Quick {
+				*p = quick
+			}
+		}
+	}
+	set(&o.Services, 1000, 20)
+	set(&o.NLBServices, 300, 6)
+	set(&o.Nodes, 100, 10)
+	set(&o.ChurnNodes, 50, 5)
+	set(&o.W4Services, 5000, 100)
+	set(&o.W4Nodes, 1000, 50)
+	set(&o.W4Pods, 50000, 500)
+	set(&o.RouteNodes, 500, 30)
+	setD(&o.RestartWindow, 2*time.Minute, 20*time.Second)
+	setD(&o.W4Window, 3*time.Minute, 20*time.Second)
+	setD(&o.Timeout, 45*time.Minute, 3*time.Minute)
+}
+
+func (o *Options) wants(s string) bool {
+	for _, x := range o.Scenarios {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runner is one run.
+type runner struct {
+	o       Options
+	start   time.Time
+	results []*Result
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.o.Out, "%7.1fs  %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// Run runs the chosen scenarios and returns their results. A scenario that
+// fails is reported with its error and the run goes on with the next
+// environment; Run's error says which failed.
+func Run(ctx context.Context, o Options) ([]*Result, error) {
+	o.defaults()
+	for _, s := range o.Scenarios {
+		if !contains(AllScenarios, s) {
+			return nil, fmt.Errorf("unknown scenario %q; known: %s", s, strings.Join(AllScenarios, ", "))
+		}
+	}
+	if o.QuotaProfile != "" {
+		if _, err := gateway.LookupQuotaProfile(o.QuotaProfile); err != nil {
+			return nil, err
+		}
+	}
+	r := &runner{o: o, start: time.Now()}
+	work := o.WorkDir
+	temp := work == ""
+	if temp {
+		var err error
+		if work, err = os.MkdirTemp("", "ccm-bench-"); err != nil {
+			return nil, err
+		}
+	}
+	r.logf("benchmark (quick=%v) scenarios %s; quota profile %q ×%g, latency %s; logs in %s",
+		o.Quick, strings.Join(o.Scenarios, ","), o.QuotaProfile, o.QuotaScale, o.Latency, work)
+	var failed []string
+	run := func(name string, fn func(context.Context, string) error) {
+		if err := fn(ctx, filepath.Join(work, name)); err != nil {
+			failed = append(failed, name+": "+err.Error())
+			r.logf("%s failed: %v", name, err)
+		}
+	}
+	if o.wants(ScenarioW1) || o.wants(ScenarioW1NLB) || o.wants(ScenarioW2) || o.wants(ScenarioW3) {
+		run("lb", r.runLB)
+	}
+	if o.wants(ScenarioRoutes) {
+		run("routes", r.runRoutes)
+	}
+	if o.wants(ScenarioW4) {
+		run("w4", r.runW4)
+	}
+	for _, res := range r.results {
+		if err := res.writeJSON(o.OutDir); err != nil {
+			failed = append(failed, "write "+res.Scenario+": "+err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return r.results, fmt.Errorf("%d scenario group(s) failed (logs kept in %s): %s", len(failed), work, strings.Join(failed, "; "))
+	}
+	if temp {
+		_ = os.RemoveAll(work)
+	}
+	return r.results, nil
+}
+
+// add records and prints a result.
+func (r *runner) add(res *Result) {
+	res.Quick = r.o.Quick
+	r.results = append(r.results, res)
+	res.Print(r.o.Out)
+}

@@ -1,0 +1,590 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+)
+
+const (
+	clbPrefix = "clb-"
+	nlbPrefix = "nlb-"
+	w4Prefix  = "w4-"
+	// clbBatch and nlbBatch are the emulator's (and the cloud's) backends
+	// per call: slb.backendServersPerCall, nlb.serversPerCall.
+	clbBatch = 20
+	nlbBatch = 200
+)
+
+func (r *runner) spec(instances int, quota bool) envSpec {
+	s := envSpec{instances: instances, latency: r.o.Latency, ccmArgs: r.o.CCMArgs, ccmEnv: r.o.CCMEnv}
+	if quota {
+		s.quotaProfile, s.quotaScale = r.o.QuotaProfile, r.o.QuotaScale
+	}
+	return s
+}
+
+func (r *runner) params(extra map[string]any) map[string]any {
+	p := map[string]any{"latencyMs": r.o.Latency.Milliseconds(), "quotaProfile": r.o.QuotaProfile, "quotaScale": r.o.QuotaScale}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// runLB runs W1 (CLB then NLB), W2 and W3 on one environment: the restart
+// and the churn start from the converged bursts.
+func (r *runner) runLB(ctx context.Context, dir string) error {
+	o := r.o
+	e, err := startEnv(ctx, dir, r.spec(o.Nodes+o.ChurnNodes, true), r.logf)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	r.logf("registering %d Nodes", o.Nodes)
+	if err := e.registerNodes(ctx, 1, o.Nodes+1); err != nil {
+		return err
+	}
+	took, err := e.waitNodesInitialized(ctx, o.Nodes, o.Timeout)
+	if err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	r.logf("%d Nodes initialized in %.1fs", o.Nodes, took.Seconds())
+	// Routes of the Nodes are programmed meanwhile; let that finish so it
+	// does not count in the burst.
+	e.settle(ctx, 5*time.Second, 2*time.Minute)
+	if o.wants(ScenarioW1) || o.wants(ScenarioW2) || o.wants(ScenarioW3) {
+		if err := r.burst(ctx, e, ScenarioW1, o.Services); err != nil {
+			return err
+		}
+	}
+	if o.wants(ScenarioW1NLB) {
+		e.settle(ctx, 5*time.Second, 2*time.Minute)
+		if err := r.burst(ctx, e, ScenarioW1NLB, o.NLBServices); err != nil {
+			return err
+		}
+	}
+	if o.wants(ScenarioW2) {
+		e.settle(ctx, 5*time.Second, 2*time.Minute)
+		if err := r.restart(ctx, e); err != nil {
+			return err
+		}
+	}
+	if o.wants(ScenarioW3) {
+		e.settle(ctx, 5*time.Second, 2*time.Minute)
+		if err := r.churn(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle waits until the CCM has made no cloud call for quiet (at most
+// max), so that one scenario's tail does not count in the next.
+func (e *env) settle(ctx context.Context, quiet, max time.Duration) {
+	deadline := time.Now().Add(max)
+	last, lastChange := e.total(), time.Now()
+	for time.Now().Before(deadline) && time.Since(lastChange) < quiet {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if n := e.total(); n != last {
+			last, lastChange = n, time.Now()
+		}
+	}
+}
+
+func (e *env) total() int {
+	n := 0
+	for _, c := range e.cloud.Counters() {
+		n += c.Calls
+	}
+	return n
+}
+
+// lbService is a 2-port LoadBalancer Service (CLB, or NLB across both
+// zones) with Cluster traffic policy, so every Node is a backend.
+func (e *env) lbService(name string, nlb bool, ports int) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": name},
+		},
+	}
+	for i, p := range []int32{80, 443}[:ports] {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", p), Port: p, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080 + int32(i))})
+	}
+	if nlb {
+		var zm []string
+		for i, z := range zones {
+			zm = append(zm, z+":"+e.vswitch[i])
+		}
+		svc.Annotations = map[string]string{annotations.Key("zone-maps"): strings.Join(zm, ",")}
+		svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
+	}
+	return svc
+}
+
+// createServices creates n Services named prefix+index in parallel.
+func (e *env) createServices(ctx context.Context, prefix string, n int, build func(name string) *corev1.Service) error {
+	return parallel(ctx, n, 32, func(ctx context.Context, i int) error {
+		_, err := e.kube.CoreV1().Services(namespace).Create(ctx, build(fmt.Sprintf("%s%04d", prefix, i)), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// addressed counts the Services named with prefix that have an address.
+func (e *env) addressed(ctx context.Context, prefix string) (int, error) {
+	list, err := e.kube.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range list.Items {
+		s := &list.Items[i]
+		if strings.HasPrefix(s.Name, prefix) && len(s.Status.LoadBalancer.Ingress) > 0 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// burst is W1: n 2-port Services created at once; time until every one
+// has an address, calls per Service by action against the minimal plan,
+// and the lower bound the quotas allow.
+func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) error {
+	o := r.o
+	isNLB := scenario == ScenarioW1NLB
+	product, prefix, plan, title := "slb", clbPrefix, minimalCLB(2, o.Nodes, clbBatch), "burst of 2-port CLB Services"
+	if isNLB {
+		product, prefix, plan, title = "nlb", nlbPrefix, minimalNLB(2, o.Nodes, nlbBatch), "burst of 2-port NLB Services"
+	}
+	res := &Result{Scenario: scenario, Title: title, Start: time.Now(), Plan: plan,
+		Params: r.params(map[string]any{"services": n, "ports": 2, "nodes": o.Nodes})}
+	defer r.add(res)
+	r.logf("%s: creating %d Services", scenario, n)
+	before := e.snapshot()
+	smp := startSampler(e.ccm.PID(), time.Second)
+	waitCPU := r.cpuProfile(ctx, e, scenario+"-cpu", 30*time.Second)
+	defer waitCPU()
+	t0 := time.Now()
+	if err := e.createServices(ctx, prefix, n, func(name string) *corev1.Service { return e.lbService(name, isNLB, 2) }); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	created := time.Since(t0)
+	var half time.Duration
+	lastLog := time.Now()
+	err := poll(ctx, o.Timeout, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		if e.ccm.Exited() {
+			return false, "", fatalError{fmt.Errorf("cloud-controller-manager exited; see %s", e.ccm.LogPath)}
+		}
+		got, err := e.addressed(ctx, prefix)
+		if err != nil {
+			return false, "", err
+		}
+		if half == 0 && got*2 >= n {
+			half = time.Since(t0)
+		}
+		if time.Since(lastLog) > 15*time.Second {
+			r.logf("%s: %d/%d Services addressed", scenario, got, n)
+			lastLog = time.Now()
+		}
+		return got == n, fmt.Sprintf("%d/%d Services addressed", got, n), nil
+	})
+	conv := time.Since(t0)
+	res.Seconds = conv.Seconds()
+	r.heapProfile(ctx, e, scenario+"-heap")
+	u := smp.finish()
+	res.CCM = &u
+	calls := e.callsSince(before)
+	res.Calls, res.PerService = calls, n
+	if err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	res.metric("create all Services (client)", created.Seconds(), "s")
+	res.metric("time to 50% addressed", half.Seconds(), "s")
+	res.metric("time to all addressed", conv.Seconds(), "s")
+	t := totals(calls, product)
+	minimal := planCalls(plan)
+	res.metric(product+" calls", float64(t.Calls), "")
+	res.metric(product+" errors (throttled, busy)", float64(t.Errors), "")
+	res.metric("minimal plan per Service", float64(minimal), "calls")
+	// Both ways: a throttled call is refused, yet it still cost a round
+	// trip and, on the real gateway, counts against the limit.
+	res.target("calls per Service ÷ minimal plan", float64(t.Calls)/float64(n)/float64(minimal), "", 1.1)
+	res.metric("successful calls per Service ÷ minimal plan", float64(t.Calls-t.Errors)/float64(n)/float64(minimal), "")
+	if b, ok := busiest(calls, product); ok {
+		res.metric("quota lower bound ("+b.Action+")", b.BoundSeconds, "s")
+		res.target("time ÷ quota lower bound", conv.Seconds()/b.BoundSeconds, "", 1.2)
+	} else {
+		res.note("no quota profile: no lower bound")
+	}
+	if pb, act := r.planBound(e, plan, n); pb > 0 {
+		res.metric("minimal-plan quota bound ("+act+")", pb, "s")
+	}
+	// The CCM's own client-side limit (--cloud-api-qps, 20 per product by
+	// default) is a floor of its own.
+	res.metric("client limiter floor ("+product+" calls ÷ 20/s)", float64(t.Calls-t.Errors)/20, "s")
+	if err := r.checkGroups(e, res, isNLB, n, o.Nodes); err != nil {
+		return err
+	}
+	return nil
+}
+
+// planBound is the quota bound of n Services' minimal plans: the plan
+// step whose calls take longest at its action's limit.
+func (r *runner) planBound(e *env, plan []PlanStep, n int) (float64, string) {
+	if e.spec.quotaProfile == "" {
+		return 0, ""
+	}
+	p, err := gateway.LookupQuotaProfile(e.spec.quotaProfile)
+	if err != nil {
+		return 0, ""
+	}
+	best, act := 0.0, ""
+	for _, s := range plan {
+		ro, _ := e.cloud.Gateway.ActionReadOnly(s.Product, s.Action)
+		if q := p.QPS(s.Product, s.Action, ro, e.spec.quotaScale); q > 0 && float64(s.Calls*n)/q > best {
+			best, act = float64(s.Calls*n)/q, s.Action
+		}
+	}
+	return best, act
+}
+
+// checkGroups verifies in the cloud that the burst built what it should:
+// n load balancers with 2 listeners' groups of every Node each.
+func (r *runner) checkGroups(e *env, res *Result, isNLB bool, n, nodes int) error {
+	st, err := e.state()
+	if err != nil {
+		return err
+	}
+	lbs, right, groups := 0, 0, 0
+	if isNLB {
+		lbs = len(st.NLB.LoadBalancers)
+		for _, g := range st.NLB.ServerGroups {
+			groups++
+			if len(g.Servers) == nodes {
+				right++
+			}
+		}
+	} else {
+		lbs = len(st.SLB.LoadBalancers)
+		for _, g := range st.SLB.VServerGroups {
+			groups++
+			if len(g.Backends) == nodes {
+				right++
+			}
+		}
+	}
+	res.metric("load balancers in the cloud", float64(lbs), "")
+	res.metric("groups with every Node", float64(right), fmt.Sprintf("of %d", groups))
+	if lbs != n || right != 2*n {
+		res.note("the cloud does not match: %d LBs for %d Services, %d of %d groups complete", lbs, n, right, groups)
+	}
+	return nil
+}
+
+// restart is W2: the CCM restarted with everything converged; every call
+// and write of the first RestartWindow.
+func (r *runner) restart(ctx context.Context, e *env) error {
+	res := &Result{Scenario: ScenarioW2, Title: "CCM restart with everything converged", Start: time.Now(),
+		Params: r.params(map[string]any{"windowSeconds": r.o.RestartWindow.Seconds(), "services": r.o.Services, "nlbServices": r.o.NLBServices, "nodes": r.o.Nodes})}
+	if !r.o.wants(ScenarioW1NLB) {
+		res.Params["nlbServices"] = 0
+	}
+	defer r.add(res)
+	r.logf("w2: restarting the CCM, counting calls for %s", r.o.RestartWindow)
+	e.ccm.Stop()
+	before := e.snapshot()
+	if err := e.startCCM(ctx); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	smp := startSampler(e.ccm.PID(), time.Second)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(r.o.RestartWindow):
+	}
+	u := smp.finish()
+	res.CCM = &u
+	res.Seconds = r.o.RestartWindow.Seconds()
+	calls := e.callsSince(before)
+	res.Calls = calls
+	t := totals(calls)
+	res.target("calls in the window (all products)", float64(t.Calls), "", 15)
+	res.target("writes in the window", float64(t.Writes), "", 0)
+	for _, p := range []string{"slb", "nlb", "ecs", "vpc"} {
+		if pt := totals(calls, p); pt.Calls > 0 {
+			res.metric(p+" calls / writes", float64(pt.Calls), fmt.Sprintf("/ %d writes", pt.Writes))
+		}
+	}
+	if e.ccm.Exited() {
+		res.Error = "the restarted CCM exited"
+		return fmt.Errorf("%s", res.Error)
+	}
+	return nil
+}
+
+// churn is W3: add ChurnNodes Nodes, then remove them; time until every
+// group is right and writes per group.
+func (r *runner) churn(ctx context.Context, e *env) error {
+	o := r.o
+	for _, step := range []struct {
+		name  string
+		want  int
+		apply func() error
+	}{
+		{"add", o.Nodes + o.ChurnNodes, func() error { return e.registerNodes(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1) }},
+		{"remove", o.Nodes, func() error { return e.deleteNodes(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1) }},
+	} {
+		res := &Result{Scenario: ScenarioW3 + "-" + step.name, Title: fmt.Sprintf("node churn: %s %d Nodes", step.name, o.ChurnNodes), Start: time.Now(),
+			Params: r.params(map[string]any{"nodesBefore": o.Nodes, "churn": o.ChurnNodes})}
+		r.logf("w3: %s %d Nodes", step.name, o.ChurnNodes)
+		before := e.snapshot()
+		smp := startSampler(e.ccm.PID(), time.Second)
+		t0 := time.Now()
+		if err := step.apply(); err != nil {
+			res.Error = err.Error()
+			r.add(res)
+			return err
+		}
+		var groups int
+		err := poll(ctx, o.Timeout, 500*time.Millisecond, func(context.Context) (bool, string, error) {
+			st, err := e.state()
+			if err != nil {
+				return false, "", err
+			}
+			right := 0
+			groups = 0
+			for _, g := range st.SLB.VServerGroups {
+				groups++
+				if len(g.Backends) == step.want {
+					right++
+				}
+			}
+			for _, g := range st.NLB.ServerGroups {
+				groups++
+				if len(g.Servers) == step.want {
+					right++
+				}
+			}
+			return right == groups, fmt.Sprintf("%d/%d groups right", right, groups), nil
+		})
+		took := time.Since(t0)
+		res.Seconds = took.Seconds()
+		e.settle(ctx, 3*time.Second, time.Minute)
+		u := smp.finish()
+		res.CCM = &u
+		calls := e.callsSince(before)
+		res.Calls = calls
+		if err != nil {
+			res.Error = err.Error()
+			r.add(res)
+			return err
+		}
+		res.target("time until every group is right", took.Seconds(), "s", 60)
+		clbGroups, nlbGroups := 2*o.Services, 0
+		if o.wants(ScenarioW1NLB) {
+			nlbGroups = 2 * o.NLBServices
+		}
+		// A write is a call that changed the group; throttled attempts
+		// are shown apart.
+		if ct := totals(calls, "slb"); clbGroups > 0 {
+			ok := okWrites(calls, "slb")
+			res.target("CLB writes per vServer group", float64(ok)/float64(clbGroups), "", 1)
+			res.metric("CLB write attempts per group (throttled included)", float64(ct.Writes)/float64(clbGroups), "")
+			res.metric("CLB minimal writes per group", float64(ceilDiv(o.ChurnNodes, clbBatch)), "")
+		}
+		if nt := totals(calls, "nlb"); nlbGroups > 0 {
+			ok := okWrites(calls, "nlb")
+			res.target("NLB writes per server group", float64(ok)/float64(nlbGroups), "", 1)
+			res.metric("NLB write attempts per group (throttled included)", float64(nt.Writes)/float64(nlbGroups), "")
+		}
+		res.metric("groups checked", float64(groups), "")
+		r.add(res)
+	}
+	return nil
+}
+
+// runRoutes is the route burst: RouteNodes Nodes join at once; time until
+// every route is Available, and the route calls.
+func (r *runner) runRoutes(ctx context.Context, dir string) error {
+	o := r.o
+	e, err := startEnv(ctx, dir, r.spec(o.RouteNodes, true), r.logf)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	res := &Result{Scenario: ScenarioRoutes, Title: fmt.Sprintf("route burst: %d Nodes join at once", o.RouteNodes), Start: time.Now(),
+		Params: r.params(map[string]any{"nodes": o.RouteNodes})}
+	defer r.add(res)
+	e.settle(ctx, 3*time.Second, 30*time.Second)
+	before := e.snapshot()
+	smp := startSampler(e.ccm.PID(), time.Second)
+	t0 := time.Now()
+	r.logf("routes: registering %d Nodes at once", o.RouteNodes)
+	if err := parallel(ctx, o.RouteNodes, 64, func(ctx context.Context, k int) error {
+		return e.registerNodes(ctx, k+1, k+2)
+	}); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	registered := time.Since(t0)
+	lastLog := time.Now()
+	err = poll(ctx, o.Timeout, 500*time.Millisecond, func(context.Context) (bool, string, error) {
+		st, err := e.state()
+		if err != nil {
+			return false, "", err
+		}
+		now, avail := time.Now(), 0
+		for _, re := range st.VPC.RouteEntries {
+			if strings.HasPrefix(re.Description, "k8s/"+clusterID+"/") && !re.ReadyAt.After(now) {
+				avail++
+			}
+		}
+		if time.Since(lastLog) > 15*time.Second {
+			r.logf("routes: %d/%d Available", avail, o.RouteNodes)
+			lastLog = time.Now()
+		}
+		return avail == o.RouteNodes, fmt.Sprintf("%d/%d routes Available", avail, o.RouteNodes), nil
+	})
+	took := time.Since(t0)
+	res.Seconds = took.Seconds()
+	u := smp.finish()
+	res.CCM = &u
+	calls := e.callsSince(before)
+	res.Calls = calls
+	if err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	res.metric("register all Nodes (client)", registered.Seconds(), "s")
+	res.metric("time until every route is Available", took.Seconds(), "s")
+	var creates, single int
+	for _, c := range calls {
+		switch c.Action {
+		case "CreateRouteEntries":
+			creates = c.Calls
+		case "CreateRouteEntry":
+			single = c.Calls
+		}
+	}
+	res.metric("CreateRouteEntries calls", float64(creates), "")
+	res.metric("CreateRouteEntry calls", float64(single), "")
+	res.metric("minimal CreateRouteEntries (50 per call)", float64(ceilDiv(o.RouteNodes, 50)), "")
+	if b, ok := busiest(calls, "vpc"); ok {
+		res.metric("vpc quota lower bound ("+b.Action+")", b.BoundSeconds, "s")
+	}
+	return nil
+}
+
+// runW4 is W4: CCM peak RSS and CPU with W4Services Services, W4Nodes
+// Nodes and W4Pods pods (EndpointSlices). Quotas are off (memory, not
+// throughput, is measured); the latency stays.
+func (r *runner) runW4(ctx context.Context, dir string) error {
+	o := r.o
+	e, err := startEnv(ctx, dir, r.spec(o.W4Nodes, false), r.logf)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	res := &Result{Scenario: ScenarioW4, Title: "CCM memory and CPU at size", Start: time.Now(),
+		Params: r.params(map[string]any{"services": o.W4Services, "nodes": o.W4Nodes, "pods": o.W4Pods, "windowSeconds": o.W4Window.Seconds(), "quotaProfile": "none", "ccmEnv": o.CCMEnv, "ccmArgs": o.CCMArgs})}
+	defer r.add(res)
+	smp := startSampler(e.ccm.PID(), time.Second)
+	t0 := time.Now()
+	r.logf("w4: registering %d Nodes", o.W4Nodes)
+	if err := e.registerNodes(ctx, 1, o.W4Nodes+1); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	if _, err := e.waitNodesInitialized(ctx, o.W4Nodes, o.Timeout); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	r.logf("w4: %d Nodes initialized after %.0fs; creating %d Services", o.W4Nodes, time.Since(t0).Seconds(), o.W4Services)
+	if err := e.createServices(ctx, w4Prefix, o.W4Services, func(name string) *corev1.Service { return e.lbService(name, false, 1) }); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	// Pods are admitted only once kube-controller-manager has made the
+	// namespace's default ServiceAccount.
+	if err := poll(ctx, time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		_, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, "waiting for ServiceAccount default", nil
+	}); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	r.logf("w4: creating %d pods", o.W4Pods)
+	if err := parallel(ctx, o.W4Pods, 32, func(ctx context.Context, i int) error {
+		_, err := e.kube.CoreV1().Pods(namespace).Create(ctx, w4Pod(i, o.W4Services, o.W4Nodes), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	created := time.Since(t0)
+	r.logf("w4: every object created after %.0fs; sampling for %s", created.Seconds(), o.W4Window)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(o.W4Window):
+	}
+	r.heapProfile(ctx, e, ScenarioW4+"-heap")
+	u := smp.finish()
+	res.CCM = &u
+	res.Seconds = time.Since(t0).Seconds()
+	got, err := e.addressed(ctx, w4Prefix)
+	if err != nil {
+		return err
+	}
+	slices, err := e.kube.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return err
+	}
+	endpoints := 0
+	for _, s := range slices.Items {
+		endpoints += len(s.Endpoints)
+	}
+	res.target("CCM peak RSS", u.PeakRSSMB, "MB", 150)
+	res.metric("CCM peak anonymous RSS (heap, stacks)", u.PeakAnonMB, "MB")
+	res.metric("CCM file-backed RSS (binary pages)", u.EndFileMB, "MB")
+	res.metric("CCM CPU average", u.AvgCores, "cores")
+	res.metric("CCM CPU peak (1 s)", u.PeakCores, "cores")
+	res.metric("CCM CPU time", u.CPUSeconds, "s")
+	res.metric("objects created after", created.Seconds(), "s")
+	res.metric("EndpointSlices / endpoints", float64(len(slices.Items)), fmt.Sprintf("/ %d endpoints", endpoints))
+	res.metric("Services addressed at the end", float64(got), fmt.Sprintf("of %d", o.W4Services))
+	res.Calls = e.callsSince(snapshot{})
+	return nil
+}
+
+// w4Pod is pod i, bound to a Node round robin (kwok runs it) and selected
+// by Service i mod services.
+func w4Pod(i, services, nodes int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w4-pod-%05d", i), Namespace: namespace,
+			Labels: map[string]string{"app": fmt.Sprintf("%s%04d", w4Prefix, i%services)}},
+		Spec: corev1.PodSpec{
+			NodeName:    nodeName(1 + i%nodes),
+			Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		},
+	}
+}
