@@ -109,13 +109,9 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 
 func (s *Service) modifyNetworkInterfaceAttribute(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("NetworkInterfaceId")
+	e, err := s.requestedENI(req)
 	if err != nil {
 		return nil, err
-	}
-	e, ok := s.state.ENIs[id]
-	if !ok || e.RegionID != req.RegionID {
-		return nil, errENINotFound(id)
 	}
 	sgs := p.List("SecurityGroupId")
 	if len(sgs) > 5 {
@@ -162,4 +158,18 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// requestedENI is the request's NetworkInterfaceId, which must name an ENI
+// of the request's region.
+func (s *Service) requestedENI(req *api.Request) (*ENI, error) {
+	id, err := req.Params.Required("NetworkInterfaceId")
+	if err != nil {
+		return nil, err
+	}
+	e, ok := s.state.ENIs[id]
+	if !ok || e.RegionID != req.RegionID {
+		return nil, errENINotFound(id)
+	}
+	return e, nil
 }

@@ -64,14 +64,11 @@ func (s *Service) allocateIPv6s(vswitchID string, want []string, count int) ([]s
 // Ipv6AddressCount, not both, as the cloud requires.
 func (s *Service) assignIpv6Addresses(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("NetworkInterfaceId")
+	e, err := s.requestedENI(req)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := s.state.ENIs[id]
-	if !ok || e.RegionID != req.RegionID {
-		return nil, errENINotFound(id)
-	}
+	id := e.ID
 	want := p.List("Ipv6Address")
 	count, err := p.IntRange("Ipv6AddressCount", 0, 1, maxIPv6PerENI)
 	if err != nil {
@@ -107,14 +104,11 @@ func (s *Service) assignIpv6Addresses(req *api.Request) (map[string]any, error) 
 // unassignIpv6Addresses removes Ipv6Address.N from an ENI.
 func (s *Service) unassignIpv6Addresses(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	id, err := p.Required("NetworkInterfaceId")
+	e, err := s.requestedENI(req)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := s.state.ENIs[id]
-	if !ok || e.RegionID != req.RegionID {
-		return nil, errENINotFound(id)
-	}
+	id := e.ID
 	drop := p.List("Ipv6Address")
 	if len(drop) == 0 {
 		return nil, api.MissingParameter("Ipv6Address.N")
