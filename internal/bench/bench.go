@@ -29,7 +29,7 @@ const (
 )
 
 // AllScenarios in run order.
-var AllScenarios = []string{ScenarioW1, ScenarioW1NLB, ScenarioW2, ScenarioW3, ScenarioRoutes, ScenarioW4}
+var AllScenarios = []string{ScenarioW1, ScenarioW2, ScenarioW1NLB, ScenarioW3, ScenarioRoutes, ScenarioW4}
 
 // Options configure a run. Zero sizes take the full (issue) or quick
 // defaults.
@@ -177,6 +177,7 @@ func Run(ctx context.Context, o Options) ([]*Result, error) {
 	if o.wants(ScenarioW4) {
 		run("w4", r.runW4)
 	}
+	r.logf("benchmark done in %s", time.Since(r.start).Round(time.Second))
 	for _, res := range r.results {
 		if err := res.writeJSON(o.OutDir); err != nil {
 			failed = append(failed, "write "+res.Scenario+": "+err.Error())
