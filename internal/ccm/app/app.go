@@ -43,6 +43,11 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	// repairs out-of-band changes, so it need not list route tables every
 	// 10s as upstream's default does. 5m is the existing CCM's default.
 	opts.KubeCloudShared.RouteReconciliationPeriod.Duration = 5 * time.Minute
+	// Node lookups come from one cached listing of the VPC's instances
+	// (and one of its primary ENIs), so more workers cost no more cloud
+	// calls; upstream's single worker takes ~50 s to initialize 500 Nodes
+	// joining at once, during which they get no routes (docs/performance.md).
+	opts.NodeController.ConcurrentNodeSyncs = 8
 
 	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
 	fss := cliflag.NamedFlagSets{}

@@ -25,9 +25,19 @@ type ENIs interface {
 	DisableSourceDestCheck(ctx context.Context, eni string) error
 }
 
+// ENILister reads the source/destination check of every primary ENI of a
+// VPC in a few paged calls, so that initializing N Nodes at once does not
+// read N ENIs one by one.
+type ENILister interface {
+	// PrimarySourceDestChecks returns each primary ENI of the VPC's
+	// check, by ENI id.
+	PrimarySourceDestChecks(ctx context.Context, vpcID string) (map[string]bool, error)
+}
+
 var (
-	_ IDLookup = CloudLister{}
-	_ ENIs     = CloudLister{}
+	_ IDLookup  = CloudLister{}
+	_ ENIs      = CloudLister{}
+	_ ENILister = CloudLister{}
 )
 
 // InstanceByID implements IDLookup with DescribeInstances filtered by the
@@ -69,6 +79,35 @@ func (l CloudLister) SourceDestCheck(ctx context.Context, eni string) (bool, err
 		}
 	}
 	return false, fmt.Errorf("describe network interface %s: not found", eni)
+}
+
+// eniPageSize is the largest DescribeNetworkInterfaces page (MaxResults).
+const eniPageSize = 500
+
+// PrimarySourceDestChecks implements ENILister with DescribeNetworkInterfaces
+// filtered by VPC and type, 500 a page.
+func (l CloudLister) PrimarySourceDestChecks(ctx context.Context, vpcID string) (map[string]bool, error) {
+	out := map[string]bool{}
+	token := ""
+	for {
+		resp, err := cloud.Do(ctx, l.Client, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
+			req := ecs.CreateDescribeNetworkInterfacesRequest()
+			req.VpcId = vpcID
+			req.Type = "Primary"
+			req.MaxResults = requests.NewInteger(eniPageSize)
+			req.NextToken = token
+			return c.ECS.DescribeNetworkInterfaces(req)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the primary network interfaces of VPC %s: %w", vpcID, err)
+		}
+		for _, ni := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
+			out[ni.NetworkInterfaceId] = ni.SourceDestCheck
+		}
+		if token = resp.NextToken; token == "" || len(resp.NetworkInterfaceSets.NetworkInterfaceSet) == 0 {
+			return out, nil
+		}
+	}
 }
 
 // DisableSourceDestCheck implements ENIs with ModifyNetworkInterfaceAttribute.

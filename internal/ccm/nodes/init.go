@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,9 +71,12 @@ func (s *Instances) disableSourceDestCheck(ctx context.Context, enis ENIs, n *v1
 	if _, done := s.checkedENIs.Load(in.PrimaryENI); done {
 		return nil
 	}
-	on, err := enis.SourceDestCheck(ctx, in.PrimaryENI)
-	if err != nil {
-		return err
+	on, listed := s.listedSourceDestCheck(ctx, enis, in.PrimaryENI)
+	if !listed {
+		var err error
+		if on, err = enis.SourceDestCheck(ctx, in.PrimaryENI); err != nil {
+			return err
+		}
 	}
 	if on {
 		if err := enis.DisableSourceDestCheck(ctx, in.PrimaryENI); err != nil {
@@ -81,6 +86,43 @@ func (s *Instances) disableSourceDestCheck(ctx context.Context, enis ENIs, n *v1
 	}
 	s.checkedENIs.Store(in.PrimaryENI, true)
 	return nil
+}
+
+// eniListing is the last listing of the VPC's primary ENIs' checks.
+type eniListing struct {
+	mu sync.Mutex
+	at time.Time
+	on map[string]bool
+}
+
+// listedSourceDestCheck answers eni's check from a listing of the VPC's
+// primary ENIs no older than the instance index's MaxAge, listing again
+// when the last one is older than its MinRefreshInterval; false when the
+// ENI is not in a usable listing (a read of the one ENI decides then).
+// Nodes joining together are thereby served by one listing, and a Node
+// whose ENI is newer than the listing costs one read, not a relist each.
+func (s *Instances) listedSourceDestCheck(ctx context.Context, enis ENIs, eni string) (on, ok bool) {
+	lister, can := enis.(ENILister)
+	if !can {
+		return false, false
+	}
+	l := &s.eniListing
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := s.index.now()
+	if age := now.Sub(l.at); l.on != nil && age < s.index.MaxAge {
+		if v, found := l.on[eni]; found || age < s.index.MinRefreshInterval {
+			return v, found
+		}
+	}
+	got, err := lister.PrimarySourceDestChecks(ctx, s.index.vpcID)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not list the VPC's primary ENIs; reading the Node's alone", "err", err)
+		return false, false
+	}
+	l.at, l.on = now, got
+	v, found := got[eni]
+	return v, found
 }
 
 // networkCondition returns a Node's NetworkUnavailable condition.

@@ -75,6 +75,8 @@ type Instances struct {
 	// checkedENIs are primary ENIs known to have their source/destination
 	// check off, so a retried initialization does not read them again.
 	checkedENIs sync.Map
+	// eniListing serves the checks of Nodes initialized together.
+	eniListing eniListing
 
 	// ipv6 is the IPv6DualStack feature gate: Nodes get their primary
 	// ENI's IPv6 addresses as InternalIPs.
