@@ -384,7 +384,7 @@ func CreateIdempotent[T any](ctx context.Context, svc *corev1.Service, previous,
 		if err == nil || !gone(err) {
 			return res, err
 		}
-		klog.FromContext(ctx).Info("Create token replayed a load balancer that no longer exists; creating anew", "loadBalancer", id, "err", err)
+		klog.FromContext(ctx).Info("The created load balancer no longer exists (a replayed create token, or deleted since); creating anew", "loadBalancer", id, "err", err)
 		previous = id
 	}
 	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s does not exist", previous)}
