@@ -941,6 +941,9 @@ func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) 
 // longer exists.
 func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	model := BuildModel(req, Addresses{})
+	if err := p.settle(ctx, id); err != nil {
+		return false, err
+	}
 	listeners, err := p.api.listeners(ctx, id)
 	if cloud.IsNotFound(err) {
 		return false, nil
