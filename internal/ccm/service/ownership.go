@@ -360,28 +360,34 @@ func CreateToken(svc *corev1.Service, previous, params string) string {
 	return "ccm-" + hex.EncodeToString(sum[:16])
 }
 
-// CreateIdempotent creates a load balancer with a token from CreateToken and
-// reads it back. A token whose replay names a load balancer that no longer
-// exists (deleted after an earlier create) is followed by one derived from
-// that id, a bounded number of times.
-func CreateIdempotent(ctx context.Context, f Finder, svc *corev1.Service, previous, params string, create func(token string) (string, error)) (*LoadBalancer, error) {
-	const attempts = 3
-	for i := 0; i < attempts; i++ {
-		id, err := create(CreateToken(svc, previous, params))
+// createAttempts bounds the creates one CreateIdempotent makes: each
+// further one follows a token that replayed a deleted load balancer.
+const createAttempts = 3
+
+// CreateIdempotent creates the Service's load balancer with a token from
+// CreateToken and hands it to use, the rest of the sync, without reading
+// it back: the create's answer and request describe it. A token can replay
+// a create whose load balancer has been deleted since (out of band, before
+// the Service's label recorded it, so the ownership rules could not name
+// it as gone); the cloud then answers with that id, and use's first call on
+// it fails. When gone says use's error is that, the next create takes a
+// token derived from the vanished id, so it is a new create rather than
+// the same replay, a bounded number of times.
+func CreateIdempotent[T any](ctx context.Context, svc *corev1.Service, previous, params string,
+	create func(token string) (T, string, error), use func(T) (*Result, error), gone func(error) bool) (*Result, error) {
+	for i := 0; i < createAttempts; i++ {
+		lb, id, err := create(CreateToken(svc, previous, params))
 		if err != nil {
 			return nil, err
 		}
-		lb, err := f.Describe(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("read created load balancer %s: %w", id, err)
+		res, err := use(lb)
+		if err == nil || !gone(err) {
+			return res, err
 		}
-		if lb != nil {
-			return lb, nil
-		}
-		klog.FromContext(ctx).Info("Create token replayed a load balancer that no longer exists; creating anew", "loadBalancer", id)
+		klog.FromContext(ctx).Info("The created load balancer no longer exists (a replayed create token, or deleted since); creating anew", "loadBalancer", id, "err", err)
 		previous = id
 	}
-	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s cannot be read back", previous)}
+	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s does not exist", previous)}
 }
 
 // Lookups makes a Finder of a provider's two reads (one load balancer by

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,23 +140,63 @@ func TestCreateToken(t *testing.T) {
 	}
 }
 
-// replayFinder answers the first create with a load balancer that no
-// longer exists, as a token replay after an out-of-band delete does.
+// TestCreateIdempotentReplayOfDeleted: the first create replays a token
+// whose load balancer no longer exists, so the first use of it fails as
+// gone; the second create takes a token derived from the vanished id and
+// its load balancer is used. Creates are not read back.
 func TestCreateIdempotentReplayOfDeleted(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}
-	cloud := fakeFinder{"lb-new": {ID: "lb-new"}}
-	var tokens []string
-	lb, err := CreateIdempotent(context.Background(), cloud, svc, "", "p", func(token string) (string, error) {
+	errGone := errors.New("gone")
+	var tokens, used []string
+	res, err := CreateIdempotent(context.Background(), svc, "", "p", func(token string) (string, string, error) {
 		tokens = append(tokens, token)
 		if len(tokens) == 1 {
-			return "lb-deleted", nil
+			return "lb-deleted", "lb-deleted", nil
 		}
-		return "lb-new", nil
-	})
-	if err != nil || lb.ID != "lb-new" {
-		t.Fatalf("got %v, %v", lb, err)
+		return "lb-new", "lb-new", nil
+	}, func(id string) (*Result, error) {
+		used = append(used, id)
+		if id == "lb-deleted" {
+			return nil, fmt.Errorf("create group on %s: %w", id, errGone)
+		}
+		return &Result{LoadBalancerID: id}, nil
+	}, func(err error) bool { return errors.Is(err, errGone) })
+	if err != nil || res.LoadBalancerID != "lb-new" {
+		t.Fatalf("got %v, %v", res, err)
 	}
 	if len(tokens) != 2 || tokens[0] == tokens[1] || tokens[1] != CreateToken(svc, "lb-deleted", "p") {
 		t.Fatalf("tokens %v", tokens)
+	}
+	if len(used) != 2 {
+		t.Fatalf("used %v", used)
+	}
+}
+
+// TestCreateIdempotentOtherErrors: an error use does not call gone ends the
+// sync after one create; a create error is returned as it is.
+func TestCreateIdempotentOtherErrors(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}
+	creates := 0
+	boom := errors.New("boom")
+	_, err := CreateIdempotent(context.Background(), svc, "", "p", func(string) (string, string, error) {
+		creates++
+		return "lb-1", "lb-1", nil
+	}, func(string) (*Result, error) { return nil, boom }, func(error) bool { return false })
+	if !errors.Is(err, boom) || creates != 1 {
+		t.Fatalf("err %v after %d creates", err, creates)
+	}
+	_, err = CreateIdempotent(context.Background(), svc, "", "p", func(string) (string, string, error) {
+		return "", "", boom
+	}, func(string) (*Result, error) { t.Fatal("used after a failed create"); return nil, nil }, func(error) bool { return true })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	// A cloud that keeps replaying vanished load balancers ends in a retry.
+	_, err = CreateIdempotent(context.Background(), svc, "", "p", func(token string) (string, string, error) {
+		return token, token, nil
+	}, func(string) (*Result, error) { return nil, boom }, func(error) bool { return true })
+	var retry *RetryError
+	if !errors.As(err, &retry) {
+		t.Fatalf("err %v, want a RetryError", err)
 	}
 }

@@ -106,6 +106,14 @@ func native(b *service.Binding) *slb.LoadBalancer {
 	return lb
 }
 
+// either is the answer's value, else what the request asked for.
+func either(answer, asked string) string {
+	if answer != "" {
+		return answer
+	}
+	return asked
+}
+
 // Ensure implements service.Provider: load balancer, then vServer groups
 // and their backends, then listeners; obsolete listeners and groups are
 // removed in the reverse order.
@@ -114,19 +122,25 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if err != nil {
 		return nil, err
 	}
+	lb := native(req.Binding)
+	if lb != nil {
+		return p.ensure(ctx, req, lb, false)
+	}
+	if req.Binding != nil && req.Binding.LB != nil {
+		return nil, fmt.Errorf("clb: binding of %s carries no CLB description", req.Binding.ID())
+	}
+	return p.create(ctx, req)
+}
+
+// ensure brings the load balancer lb and what hangs off it to the model;
+// created says lb was made in this pass, so it has no groups or listeners
+// to read.
+func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.LoadBalancer, created bool) (*service.Result, error) {
 	s := req.Settings
 	log := klog.FromContext(ctx)
 	res := &service.Result{}
-	lb := native(req.Binding)
-	created := false
-	if lb == nil {
-		if req.Binding != nil && req.Binding.LB != nil {
-			return nil, fmt.Errorf("clb: binding of %s carries no CLB description", req.Binding.ID())
-		}
-		if lb, err = p.create(ctx, req); err != nil {
-			return nil, err
-		}
-		created = true
+	var err error
+	if created {
 		log.Info("Created load balancer", "loadBalancer", lb.LoadBalancerId, "address", lb.Address)
 	} else {
 		for _, ch := range annotations.ImmutableChanges(attributes(lb), s) {
@@ -372,8 +386,9 @@ func attributes(lb *slb.LoadBalancer) annotations.CloudLBAttributes {
 }
 
 // create makes the Service's load balancer with our tags and, unless the
-// annotations say otherwise, delete and modification protection on.
-func (p *Provider) create(ctx context.Context, req *service.Request) (*slb.LoadBalancer, error) {
+// annotations say otherwise, delete and modification protection on, then
+// runs the rest of the sync on it.
+func (p *Provider) create(ctx context.Context, req *service.Request) (*service.Result, error) {
 	s := req.Settings
 	lbs := s.LoadBalancer
 	r := slb.CreateCreateLoadBalancerRequest()
@@ -423,20 +438,41 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*slb.LoadB
 		r.LoadBalancerName, r.AddressType, r.AddressIPVersion, r.InstanceChargeType, r.LoadBalancerSpec, r.InternetChargeType,
 		r.Bandwidth, r.MasterZoneId, r.SlaveZoneId, r.Address, r.ResourceGroupId, r.DeleteProtection,
 		r.ModificationProtectionStatus, r.VpcId, r.VSwitchId, tags)
-	lb, err := service.CreateIdempotent(ctx, p, req.Service, req.Binding.Previous(), params, func(token string) (string, error) {
+	return service.CreateIdempotent(ctx, req.Service, req.Binding.Previous(), params, func(token string) (*slb.LoadBalancer, string, error) {
 		r.ClientToken = token
 		resp, err := cloud.Do(ctx, p.opts.Cloud, cloud.SLB, "CreateLoadBalancer", func(c *cloud.Clients) (*slb.CreateLoadBalancerResponse, error) {
 			return c.SLB.CreateLoadBalancer(r)
 		}, cloud.ClientTokenOf(r))
 		if err != nil {
-			return "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+			return nil, "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
 		}
-		return resp.LoadBalancerId, nil
-	})
-	if err != nil {
-		return nil, err
+		return describeCreated(r, resp, tags), resp.LoadBalancerId, nil
+	}, func(lb *slb.LoadBalancer) (*service.Result, error) {
+		return p.ensure(ctx, req, lb, true)
+	}, lbGone)
+}
+
+// lbGone reports whether err says the load balancer does not exist: after a
+// create, a token that replayed a load balancer deleted since.
+func lbGone(err error) bool { return cloud.CodeOf(err) == "InvalidLoadBalancerId.NotFound" }
+
+// describeCreated describes a load balancer from its create's request and answer,
+// which carry everything the rest of the sync reads of it: a read back
+// would cost a call per Service and tell nothing more.
+func describeCreated(r *slb.CreateLoadBalancerRequest, resp *slb.CreateLoadBalancerResponse, tags []naming.Tag) *slb.LoadBalancer {
+	lb := &slb.LoadBalancer{
+		LoadBalancerId: resp.LoadBalancerId, LoadBalancerName: either(resp.LoadBalancerName, r.LoadBalancerName),
+		Address: resp.Address, AddressType: r.AddressType, AddressIPVersion: either(resp.AddressIPVersion, r.AddressIPVersion),
+		NetworkType: resp.NetworkType, VpcId: either(resp.VpcId, r.VpcId), VSwitchId: either(resp.VSwitchId, r.VSwitchId),
+		ResourceGroupId: either(resp.ResourceGroupId, r.ResourceGroupId), LoadBalancerSpec: r.LoadBalancerSpec,
+		InstanceChargeType: r.InstanceChargeType, InternetChargeType: r.InternetChargeType, MasterZoneId: r.MasterZoneId,
+		SlaveZoneId: r.SlaveZoneId, DeleteProtection: r.DeleteProtection, ModificationProtectionStatus: r.ModificationProtectionStatus,
+		LoadBalancerStatus: "active",
 	}
-	return lb.Native.(*slb.LoadBalancer), nil
+	for _, t := range tags {
+		lb.Tags.Tag = append(lb.Tags.Tag, slb.Tag{TagKey: t.Key, TagValue: t.Value})
+	}
+	return lb
 }
 
 func (p *Provider) defaultVSwitch(zone string) string {

@@ -650,19 +650,6 @@ func (a api) deleteListener(ctx context.Context, id string) (string, error) {
 	return resp.JobId, nil
 }
 
-// jobStatus reads one job's status.
-func (a api) jobStatus(ctx context.Context, id string) (string, error) {
-	r := nlb.CreateGetJobStatusRequest()
-	r.JobId = id
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "GetJobStatus", func(c *cloud.Clients) (*nlb.GetJobStatusResponse, error) {
-		return c.NLB.GetJobStatus(r)
-	})
-	if err != nil {
-		return "", err
-	}
-	return resp.Status, nil
-}
-
 // jobStatuses reads up to 20 jobs in one ListAsynJobs call, which the
 // typed SDK lacks, through the same client's CommonRequest. Unknown ids
 // are absent from the result.

@@ -2,6 +2,7 @@ package nlb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Job statuses the NLB API reports.
@@ -18,15 +18,47 @@ const (
 	jobFailed    = "Failed"
 )
 
+// errJobFailed marks a job the cloud reports Failed.
+var errJobFailed = errors.New("failed")
+
 // maxJobsPerCall is how many job ids one ListAsynJobs call takes.
 const maxJobsPerCall = 20
 
-// wait blocks until every job succeeded: one GetJobStatus per poll for a
-// single job, ListAsynJobs (20 ids a call) for more. A Failed job is an
-// error. Jobs still processing after JobTimeout give a *service.RetryError,
-// so a slow cloud requeues the Service instead of holding a worker: the
-// next sync recomputes the plan from what the cloud then shows.
+// wait blocks until every job succeeded: one ListAsynJobs (20 ids a call)
+// per poll, for one job as for several, so that waits spend one action's
+// quota. A Failed job is an error. Jobs still processing after JobTimeout
+// give a *service.RetryError, so a slow cloud requeues the Service instead
+// of holding a worker: the next sync recomputes the plan from what the
+// cloud then shows.
 func (p *Provider) wait(ctx context.Context, what string, ids ...string) error {
+	// A job never finishes at once: look only after one interval.
+	return p.poll(ctx, what, p.opts.JobPollInterval, ids...)
+}
+
+// settle waits for the listener job an earlier pass left running on the
+// load balancer, if this process remembers one: one ListAsynJobs at once
+// (it has usually finished long since), then as wait does.
+func (p *Provider) settle(ctx context.Context, lbID string) error {
+	job, ok := p.pending.Load(lbID)
+	if !ok {
+		return nil
+	}
+	err := p.poll(ctx, "the last listener change on "+lbID, 0, job.(string))
+	if errors.Is(err, errJobFailed) {
+		// This pass plans from what the cloud shows, failed change or not.
+		klog.FromContext(ctx).Info("An earlier listener change failed", "loadBalancer", lbID, "err", err)
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	p.pending.CompareAndDelete(lbID, job)
+	return nil
+}
+
+// poll reads the jobs' statuses first after first, then every
+// JobPollInterval, until all succeeded.
+func (p *Provider) poll(ctx context.Context, what string, first time.Duration, ids ...string) error {
 	pending := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if id != "" {
@@ -37,12 +69,11 @@ func (p *Provider) wait(ctx context.Context, what string, ids ...string) error {
 		return nil
 	}
 	deadline := time.Now().Add(p.opts.JobTimeout)
-	for {
-		// A job never finishes at once: look only after one interval.
+	for pause := first; ; pause = p.opts.JobPollInterval {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-time.After(p.opts.JobPollInterval):
+		case <-time.After(pause):
 		}
 		statuses, err := p.statuses(ctx, pending)
 		if err != nil {
@@ -56,7 +87,7 @@ func (p *Provider) wait(ctx context.Context, what string, ids ...string) error {
 				// Expired or never recorded: nothing left to wait for.
 				klog.FromContext(ctx).V(4).Info("Job unknown to the cloud; not waiting for it", "job", id, "what", what)
 			case strings.EqualFold(st, jobFailed):
-				return fmt.Errorf("%s: job %s failed", what, id)
+				return fmt.Errorf("%s: job %s %w", what, id, errJobFailed)
 			case !strings.EqualFold(st, jobSucceeded):
 				still = append(still, id)
 			}
@@ -71,18 +102,8 @@ func (p *Provider) wait(ctx context.Context, what string, ids ...string) error {
 	}
 }
 
-// statuses reads the status of each job.
+// statuses reads the status of each job; unknown ids are absent.
 func (p *Provider) statuses(ctx context.Context, ids []string) (map[string]string, error) {
-	if len(ids) == 1 {
-		st, err := p.api.jobStatus(ctx, ids[0])
-		if err != nil {
-			if cloud.IsNotFound(err) {
-				return map[string]string{}, nil
-			}
-			return nil, err
-		}
-		return map[string]string{ids[0]: st}, nil
-	}
 	out := map[string]string{}
 	for _, part := range service.Chunks(ids, maxJobsPerCall) {
 		m, err := p.api.jobStatuses(ctx, part)

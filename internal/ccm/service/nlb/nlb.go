@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
@@ -76,6 +77,10 @@ type Provider struct {
 	service.Finder
 	opts Options
 	api  api
+	// pending maps a load balancer id to the job of the last listener
+	// change a pass left unwaited (applyListeners): the next pass that may
+	// write to that load balancer waits for it first (settle).
+	pending sync.Map
 }
 
 var _ service.Provider = (*Provider)(nil)
@@ -143,19 +148,25 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	if s == nil {
 		return nil, errors.New("nlb: no settings")
 	}
-	log := klog.FromContext(ctx)
-	res := &service.Result{}
 	lb := native(req.Binding)
-	created := false
-	if lb == nil {
-		if req.Binding != nil && req.Binding.LB != nil {
-			return nil, fmt.Errorf("nlb: binding of %s carries no NLB description", req.Binding.ID())
-		}
-		if lb, err = p.create(ctx, req); err != nil {
-			return nil, err
-		}
-		created = true
-		log.Info("Created load balancer", "loadBalancer", lb.ID, "dnsName", lb.DNSName)
+	if lb != nil {
+		return p.ensure(ctx, req, lb, false)
+	}
+	if req.Binding != nil && req.Binding.LB != nil {
+		return nil, fmt.Errorf("nlb: binding of %s carries no NLB description", req.Binding.ID())
+	}
+	return p.create(ctx, req)
+}
+
+// ensure brings the load balancer lb and what hangs off it to the model;
+// created says lb was made in this pass, so it has no listeners to read
+// (its server groups are read all the same: they are found by tag and can
+// outlive a load balancer deleted out of band).
+func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo, created bool) (*service.Result, error) {
+	s := req.Settings
+	res := &service.Result{}
+	if created {
+		klog.FromContext(ctx).Info("Created load balancer", "loadBalancer", lb.ID)
 	} else {
 		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
@@ -164,6 +175,9 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	res.LoadBalancerID = lb.ID
 	if lb.Status == statusCreateFailed {
 		return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
+	}
+	if err := p.settle(ctx, lb.ID); err != nil {
+		return nil, err
 	}
 
 	addr, err := p.resolve(ctx, req)
@@ -184,7 +198,11 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 		return nil, err
 	}
 	if lb.Status == statusProvisioning {
-		return nil, &service.RetryError{Err: fmt.Errorf("load balancer %s is %s", lb.ID, lb.Status)}
+		// The groups above took the provisioning time, or most of it.
+		var err error
+		if lb, err = p.waitActive(ctx, lb.ID); err != nil {
+			return nil, err
+		}
 	}
 	sr, err := p.findSourceRangeGroups(ctx, req, lb)
 	if err != nil {
@@ -212,9 +230,20 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 	for _, c := range lplan.Conflicts {
 		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
 	}
-	newListeners, err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs)
+	newListeners, pending, err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs)
 	if err != nil {
 		return nil, err
+	}
+	// The last listener job is waited for here only when more of this
+	// pass needs the load balancer or a group it released; otherwise the
+	// next pass that may write to the load balancer waits for it (settle),
+	// so a new Service is addressed without that wait and its call.
+	if model.managesCerts() || len(gplan.Delete) > 0 {
+		if err := p.wait(ctx, "listener changes on "+lb.ID, pending); err != nil {
+			return nil, err
+		}
+	} else if pending != "" {
+		p.pending.Store(lb.ID, pending)
 	}
 	ids := map[PortKey]string{}
 	for k, id := range lplan.Kept {
@@ -266,6 +295,17 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 		return nil, err
 	}
 	return &service.Result{LoadBalancerID: lbID, Unregistered: unregistered(req, addr)}, nil
+}
+
+// managesCerts reports whether a listener of the model has its additional
+// certificates synced, which needs the listener jobs done.
+func (m *Model) managesCerts() bool {
+	for _, l := range m.Listeners {
+		if l.ManageCerts {
+			return true
+		}
+	}
+	return false
 }
 
 // unregistered are the eni targets of Instance groups that no ENI holds:
@@ -419,22 +459,27 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 }
 
 // applyListeners runs a listener plan. Every listener job locks the load
-// balancer, so each call waits for its job before the next. It returns the
-// ids of the listeners it created, by Service port.
-func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) (map[PortKey]string, error) {
-	created := map[PortKey]string{}
+// balancer, so each call waits for the job before it; the last job is
+// returned unwaited (pending) for the caller to wait on when it needs to.
+// It returns the ids of the listeners it created, by Service port.
+func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) (created map[PortKey]string, pending string, err error) {
+	created = map[PortKey]string{}
 	step := func(what string, call func() (string, error)) error {
+		if err := p.wait(ctx, "listener changes on "+lbID, pending); err != nil {
+			return err
+		}
 		job, err := call()
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		return p.wait(ctx, what, job)
+		pending = job
+		return nil
 	}
 	for _, c := range plan.Delete {
 		if err := step(fmt.Sprintf("delete listener %s (%s:%d)", c.ID, c.Protocol, c.Port), func() (string, error) {
 			return p.api.deleteListener(ctx, c.ID)
 		}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, l := range plan.Create {
@@ -445,7 +490,7 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 			}
 			return job, err
 		}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, u := range plan.Update {
@@ -456,17 +501,17 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 		if err := step(fmt.Sprintf("update listener %s", u.ID), func() (string, error) {
 			return p.api.updateListener(ctx, u.ID, u.Params, group)
 		}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, c := range plan.Start {
 		if err := step(fmt.Sprintf("start listener %s", c.ID), func() (string, error) {
 			return p.api.startListener(ctx, c.ID)
 		}); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return created, nil
+	return created, pending, nil
 }
 
 // deleteGroups deletes groups no listener of ours uses any more; one still
@@ -538,8 +583,9 @@ func addressType(v string) string {
 
 // create makes the Service's load balancer: our tags, both protections on
 // (always, as the existing CCM does for NLB), and the zones, address type,
-// security groups and bandwidth package the annotations ask for.
-func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, error) {
+// security groups and bandwidth package the annotations ask for; then it
+// runs the rest of the sync on it.
+func (p *Provider) create(ctx context.Context, req *service.Request) (*service.Result, error) {
 	s := req.Settings
 	lbs := s.LoadBalancer
 	if p.opts.VpcID == "" {
@@ -581,18 +627,71 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*lbInfo, e
 	// replays the first create, changed annotations make a new token.
 	params := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%v|%v|%v", r.AddressType, r.AddressIpVersion, r.VpcId, r.LoadBalancerName,
 		r.ResourceGroupId, r.BandwidthPackageId, zones, lbs.SecurityGroupIDs, tags)
-	lb, err := service.CreateIdempotent(ctx, p, req.Service, req.Binding.Previous(), params, func(token string) (string, error) {
+	return service.CreateIdempotent(ctx, req.Service, req.Binding.Previous(), params, func(token string) (*lbInfo, string, error) {
 		r.ClientToken = token
 		id, err := p.api.createLB(ctx, r)
 		if err != nil {
-			return "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
+			return nil, "", fmt.Errorf("create load balancer %s: %w", r.LoadBalancerName, err)
 		}
-		return id, nil
-	})
-	if err != nil {
-		return nil, err
+		return describeCreated(id, r, tags), id, nil
+	}, func(lb *lbInfo) (*service.Result, error) {
+		return p.ensure(ctx, req, lb, true)
+	}, func(err error) bool { return errors.Is(err, errGone) })
+}
+
+// describeCreated describes a load balancer from its create's request: it
+// is Provisioning, and its DNS name is read once it is Active (waitActive),
+// which also proves it exists.
+func describeCreated(id string, r *nlb.CreateLoadBalancerRequest, tags []naming.Tag) *lbInfo {
+	lb := &lbInfo{
+		ID: id, Name: r.LoadBalancerName, Status: statusProvisioning, AddressType: r.AddressType,
+		AddressIPVersion: r.AddressIpVersion, VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId,
+		BandwidthPackageID: r.BandwidthPackageId, DeletionProtection: true, ModificationProtection: r.ModificationProtectionConfig.Status,
+		Tags: map[string]string{},
 	}
-	return lb.Native.(*lbInfo), nil
+	if r.SecurityGroupIds != nil {
+		lb.SecurityGroupIDs = append(lb.SecurityGroupIDs, *r.SecurityGroupIds...)
+	}
+	if r.ZoneMappings != nil {
+		for _, z := range *r.ZoneMappings {
+			lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
+		}
+	}
+	for _, t := range tags {
+		lb.Tags[t.Key] = t.Value
+	}
+	return lb
+}
+
+// errGone is a load balancer that does not exist when waited for: after a
+// create, a token that replayed a load balancer deleted since.
+var errGone = errors.New("load balancer does not exist")
+
+// waitActive reads the load balancer until it is no longer Provisioning,
+// one GetLoadBalancerAttribute per JobPollInterval; past JobTimeout the
+// sync ends with a RetryError (the next one finds it by tag and carries on).
+func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
+	deadline := time.Now().Add(p.opts.JobTimeout)
+	for {
+		lb, err := p.api.getLB(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("read load balancer %s: %w", id, err)
+		}
+		if lb == nil {
+			return nil, fmt.Errorf("load balancer %s: %w", id, errGone)
+		}
+		if lb.Status != statusProvisioning {
+			return lb, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, &service.RetryError{Err: fmt.Errorf("load balancer %s is still %s after %s", id, lb.Status, p.opts.JobTimeout)}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for load balancer %s: %w", id, ctx.Err())
+		case <-time.After(p.opts.JobPollInterval):
+		}
+	}
 }
 
 // updateLB changes only what the annotations explicitly ask for and the
@@ -780,6 +879,9 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		}
 	}
 	if lb != nil {
+		if err := p.settle(ctx, lb.ID); err != nil {
+			return "", err
+		}
 		if lb.DeletionProtection {
 			if err := p.api.protection(ctx, lb.ID, false); err != nil {
 				return "", fmt.Errorf("turn off the protections of %s: %w", lb.ID, err)
@@ -839,6 +941,9 @@ func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) 
 // longer exists.
 func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	model := BuildModel(req, Addresses{})
+	if err := p.settle(ctx, id); err != nil {
+		return false, err
+	}
 	listeners, err := p.api.listeners(ctx, id)
 	if cloud.IsNotFound(err) {
 		return false, nil
@@ -846,8 +951,12 @@ func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, i
 	if err != nil {
 		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
-	_, err = p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
-	return true, err
+	_, pending, err := p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
+	if err != nil {
+		return true, err
+	}
+	// The groups deleted next must be free of the listeners.
+	return true, p.wait(ctx, "listener deletion on "+id, pending)
 }
 
 // removeBoundMembers takes this Service's servers (those carrying its
