@@ -201,18 +201,35 @@ func (t *Throttle) burstOf(l *aimdLimiter) int {
 // delay reserves one call of the action and returns how long it must wait
 // from now (the later of both limiters and of any TimeLeft hold), the
 // limiters' generations, and a function that gives the reservation back.
-func (t *Throttle) delay(p Product, action string) (time.Duration, [2]uint64, func()) {
+// A call that would wait longer than maxWait (when positive) books
+// nothing and returns ok false: a cancelled booking gives back less than
+// its slot when later ones are queued behind it, so a caller that cannot
+// wait must not book.
+func (t *Throttle) delay(p Product, action string, maxWait time.Duration) (d time.Duration, gens [2]uint64, cancel func(), ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.clock.Now()
 	prod, act := t.limiters(p, action)
-	var d time.Duration
-	var gens [2]uint64
-	var cancels []func()
-	for i, l := range []*aimdLimiter{prod, act} {
-		if l == nil {
-			continue
+	ls := []*aimdLimiter{prod, act}
+	if act == nil {
+		ls = ls[:1]
+	}
+	if maxWait > 0 {
+		var need time.Duration
+		for _, l := range ls {
+			if tok := l.lim.TokensAt(now); tok < 1 {
+				need = max(need, time.Duration((1-tok)/l.rate*float64(time.Second)))
+			}
+			if l.holdUntil.After(now) {
+				need = max(need, l.holdUntil.Sub(now))
+			}
 		}
+		if need > maxWait {
+			return need, gens, func() {}, false
+		}
+	}
+	var cancels []func()
+	for i, l := range ls {
 		gens[i] = l.gen
 		r := l.lim.ReserveN(now, 1)
 		if !r.OK() {
@@ -235,7 +252,7 @@ func (t *Throttle) delay(p Product, action string) (time.Duration, [2]uint64, fu
 		for _, c := range cancels {
 			c()
 		}
-	}
+	}, true
 }
 
 // lowered reports whether a limiter of the action was lowered since gens.
@@ -251,13 +268,18 @@ func (t *Throttle) lowered(p Product, action string, gens [2]uint64) bool {
 // the old rate do not run into the quota the cloud just refused.
 func (t *Throttle) Wait(ctx context.Context, p Product, action string) error {
 	for {
-		d, gens, cancel := t.delay(p, action)
+		var maxWait time.Duration
+		if dl, ok := ctx.Deadline(); ok {
+			if maxWait = time.Until(dl); maxWait <= 0 {
+				return context.DeadlineExceeded
+			}
+		}
+		d, gens, cancel, ok := t.delay(p, action, maxWait)
+		if !ok {
+			return fmt.Errorf("rate limit wait of %v would pass the context deadline", d.Round(time.Millisecond))
+		}
 		if d <= 0 {
 			return nil
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			cancel()
-			return fmt.Errorf("rate limit wait of %v would pass the context deadline", d.Round(time.Millisecond))
 		}
 		timer := time.NewTimer(d)
 		select {

@@ -36,7 +36,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func saturate(t *testing.T, th *Throttle, p Product, action string) {
 	t.Helper()
 	for range 1000 {
-		if d, _, _ := th.delay(p, action); d > 0 {
+		if d, _, _, _ := th.delay(p, action, 0); d > 0 {
 			return
 		}
 	}
@@ -215,11 +215,11 @@ func TestThrottleBurst(t *testing.T) {
 func TestThrottleDelay(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1700000000, 0)}
 	th := newThrottle(clk, 10, 100, 1)
-	d, _, _ := th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("first call waits %v, want 0", d)
 	}
-	d, gens, _ := th.delay(VPC, "DescribeRouteEntryList")
+	d, gens, _, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 100*time.Millisecond {
 		t.Fatalf("second call at 10 QPS, burst 1 waits %v, want 100ms", d)
 	}
@@ -231,23 +231,30 @@ func TestThrottleDelay(t *testing.T) {
 	if !th.lowered(VPC, "DescribeRouteEntryList", gens) {
 		t.Fatal("a waiter booked before the throttle is not told to book again")
 	}
-	d, _, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 700*time.Millisecond {
 		t.Fatalf("call during a 700ms hold waits %v", d)
 	}
 	clk.step(time.Second)
-	d, _, cancel := th.delay(VPC, "DescribeRouteEntryList")
+	d, _, cancel, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("call after the hold waits %v, want 0", d)
 	}
 	cancel()
-	d, _, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("a cancelled reservation was not given back: next call waits %v", d)
 	}
-	d, gens, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, gens, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 200*time.Millisecond {
 		t.Fatalf("at the halved 5 QPS the next call waits %v, want 200ms", d)
+	}
+	// A call that cannot wait that long books nothing.
+	if d, _, _, ok := th.delay(VPC, "DescribeRouteEntryList", 100*time.Millisecond); ok || d != 400*time.Millisecond {
+		t.Fatalf("with 100ms to spare: wait %v, booked %v; want 400ms, not booked", d, ok)
+	}
+	if d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0); d != 400*time.Millisecond {
+		t.Fatalf("after a call that could not wait, the next waits %v, want 400ms", d)
 	}
 	// A product-scope throttle lowers the product's limiter: its waiters
 	// book again too.
@@ -259,7 +266,7 @@ func TestThrottleDelay(t *testing.T) {
 	// The hold is bounded, whatever the header says.
 	clk.step(time.Minute)
 	th.Throttled(VPC, "DescribeRouteEntryList", "Throttling.Api", Hint{TimeLeft: time.Hour})
-	d, _, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d > maxHold {
 		t.Fatalf("hold %v exceeds %v", d, maxHold)
 	}
