@@ -24,9 +24,10 @@ import (
 //
 // An action starts at Options.QPS (--cloud-api-qps). A Throttling.Api
 // answer lowers only the action: to the Limit its x-ratelimit header
-// advertises, which then caps the action for limitTTL (so it is paced at
-// the cloud's quota instead of probing past it every few seconds), or, with
-// no Limit, by half. Its TimeLeft holds the limiter. Seconds without
+// advertises (or raises it there, when the refusal was of a burst), which
+// then caps the action for limitTTL, so that it is paced at the cloud's
+// quota instead of probing past it every few seconds; with no Limit, by
+// half. Its TimeLeft holds the limiter. Seconds without
 // throttling in which callers queued on the limiter raise it: fast back
 // towards the rate where it was last throttled, gently (a hundredth of
 // that rate a second) near it, and past it by steps that double, up to
@@ -331,41 +332,47 @@ func (t *Throttle) Throttled(p Product, action, code string, h Hint) {
 	t.decrease(scope, now, h)
 }
 
-// decrease lowers l after a throttle: to the advertised Limit when l is
-// above it, else by decreaseAtLimit (a Limit was advertised) or
-// decreaseScope (none was), once per decreaseGap. A Limit caps l for
-// limitTTL; a hold extends whenever it is longer than the current one.
+// decrease lowers l after a throttle, once per decreaseGap: to an
+// advertised Limit that is new, or that l is above (even within the gap);
+// by decreaseAtLimit when throttled again at or below the Limit in force;
+// by decreaseScope when the cloud advertised none. A new Limit also raises
+// l to it: the cloud has said what it allows, and a burst above half of it
+// (burstOf), not the rate, was refused. A Limit caps l for limitTTL; a hold
+// extends whenever it is longer than the current one.
 func (t *Throttle) decrease(l *aimdLimiter, now time.Time, h Hint) {
 	if h.TimeLeft > 0 {
 		if until := now.Add(min(h.TimeLeft, maxHold)); until.After(l.holdUntil) {
 			l.holdUntil = until
 		}
 	}
+	newLimit := false
 	if h.Limit > 0 {
-		l.limit = math.Max(t.floor, h.Limit)
-		l.limitUntil = now.Add(t.limitTTL)
+		lim := math.Max(t.floor, h.Limit)
+		newLimit = lim != l.limit
+		l.limit, l.limitUntil = lim, now.Add(t.limitTTL)
 	}
-	if !l.lastDown.IsZero() && now.Sub(l.lastDown) < decreaseGap && (l.limit == 0 || l.rate <= l.limit) {
+	if !newLimit && !l.lastDown.IsZero() && now.Sub(l.lastDown) < decreaseGap && (l.limit == 0 || l.rate <= l.limit) {
 		return
 	}
 	var r float64
 	switch {
-	case l.limit > 0 && l.rate > l.limit:
+	case l.limit > 0 && (newLimit || l.rate > l.limit):
 		r, l.throttledAt = l.limit, l.limit
 	case h.Limit > 0:
 		r, l.throttledAt = l.rate*decreaseAtLimit, l.rate
 	default:
 		r, l.throttledAt = l.rate*decreaseScope, l.rate
 	}
+	r = math.Min(l.ceiling, math.Max(t.floor, r))
 	l.probes = 0
 	l.lastDown = now
 	l.gen++
 	// A fresh, empty bucket: the cloud's is empty too, and the slots booked
 	// at the old rate are dropped (their waiters book again, see Wait).
-	t.set(l, math.Max(t.floor, r), now)
+	t.set(l, r, now)
 	l.lim = rate.NewLimiter(rate.Limit(l.rate), l.lim.Burst())
 	l.lim.ReserveN(now, l.lim.Burst())
-	klog.V(2).InfoS("Cloud throttled; lowering the client rate", "product", l.product, "action", l.action,
+	klog.V(2).InfoS("Cloud throttled; pacing the client", "product", l.product, "action", l.action,
 		"rate", l.rate, "advertisedLimit", l.limit, "hold", h.TimeLeft)
 }
 

@@ -44,9 +44,9 @@ func saturate(t *testing.T, th *Throttle, p Product, action string) {
 }
 
 // TestThrottleStateMachine: a throttle lowers only the scope the cloud
-// named (the action for Throttling.Api, the product otherwise): to the
-// advertised Limit when above it, by a fifth at or below it, by half
-// without one, at most once per second, never below the floor. Quiet
+// named (the action for Throttling.Api, the product otherwise): to a new
+// advertised Limit (raising it when below), by a fifth at or below a known
+// one, by half without one, at most once per second, never below the floor. Quiet
 // seconds in which calls queued raise the rate: half the gap back towards
 // the rate where it was throttled, a hundredth of it near it, then steps
 // doubling from a twentieth past it, up to the product ceiling; an idle
@@ -94,6 +94,12 @@ func TestThrottleStateMachine(t *testing.T) {
 			{0, "Throttling.Api", Hint{Limit: 2}, 2, 100},
 			{time.Second, "Throttling.Api", Hint{Limit: 2}, 1.6, 100},
 			busy(1.8), busy(1.82), busy(1.84),
+		}},
+		{"a new Limit above the rate raises it: the refused calls were a burst", []step{
+			{0, "Throttling.Api", Hint{Limit: 30}, 30, 100},
+			{100 * time.Millisecond, "Throttling.Api", Hint{Limit: 30}, 30, 100},
+			{time.Second, "Throttling.Api", Hint{Limit: 30}, 24, 100},
+			busy(27), busy(27.3),
 		}},
 		{"floor holds", []step{
 			{0, "Throttling.Api", Hint{Limit: 0.001}, 0.2, 100},
@@ -193,7 +199,7 @@ func TestThrottleBurst(t *testing.T) {
 		{"halved without a Limit", Hint{}, "Throttling.Api", 20},
 		{"small Limit", Hint{Limit: 1.5}, "Throttling.Api", 1},
 		{"Limit of 30/s", Hint{Limit: 30}, "Throttling.Api", 15},
-		{"throttled below a large Limit: a fifth off", Hint{Limit: 200}, "Throttling.Api", 32},
+		{"a new Limit above the ceiling: the ceiling, the configured burst", Hint{Limit: 200}, "Throttling.Api", 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeClock{now: time.Unix(1700000000, 0)}
