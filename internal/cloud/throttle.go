@@ -154,6 +154,12 @@ func newThrottle(c clock, qps, productQPS float64, burst int) *Throttle {
 	}
 }
 
+// Config returns the starting rate of an action, the starting and highest
+// rate of a product (the highest of an action too), and the burst.
+func (t *Throttle) Config() (qps, productQPS float64, burst int) {
+	return t.qps, t.productQPS, t.burst
+}
+
 func actionKey(p Product, action string) string { return string(p) + "/" + action }
 
 // productScope is the action label of a product's shared limiter.

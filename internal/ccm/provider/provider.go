@@ -144,6 +144,8 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "useVPCEndpoints", endpoints.UseVPC,
 		"ecsEndpoint", hosts[cloud.ECS], "vpcEndpoint", hosts[cloud.VPC], "slbEndpoint", hosts[cloud.SLB], "nlbEndpoint", hosts[cloud.NLB],
 		"scheme", cfg.Endpoints.Scheme)
+	qps, productQPS, burst := client.Throttle().Config()
+	klog.InfoS("Cloud API client pacing", "cloudAPIQPS", qps, "cloudAPIProductQPS", productQPS, "cloudAPIBurst", burst)
 	instances := nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})
 	instances.SetDualStack(cfg.FeatureGates["IPv6DualStack"])
 	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: instances}, nil
