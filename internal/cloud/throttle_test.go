@@ -338,10 +338,13 @@ func TestQuotaRaisedIsFound(t *testing.T) {
 	done := make(chan []error)
 	go func() { done <- drive(ctx, c, workers, rename) }()
 
-	time.Sleep(3 * time.Second)
+	// Within the Limit's lifetime (from the first refusals, at the start)
+	// the action is paced at it.
+	time.Sleep(ttl / 2)
 	if r := c.Throttle().Rate(cloud.SLB, rename.action); r != low {
 		t.Errorf("rate %.2f/s under a quota of %d/s, want the advertised %d/s", r, low, low)
 	}
+	time.Sleep(ttl)
 	raised := time.Now()
 	if !gw.RemoveThrottle(rule.ID) {
 		t.Fatal("throttle rule vanished")
