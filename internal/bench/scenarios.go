@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
@@ -238,9 +239,10 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	if pb, act := r.planBound(e, plan, n); pb > 0 {
 		res.metric("minimal-plan quota bound ("+act+")", pb, "s")
 	}
-	// The CCM's own client-side limit (--cloud-api-qps, 20 per product by
-	// default) is a floor of its own.
-	res.metric("client limiter floor ("+product+" calls ÷ 20/s)", float64(t.Calls-t.Errors)/20, "s")
+	// The CCM's own client-side ceiling per product (--cloud-api-product-qps,
+	// cloud.DefaultProductQPS by default) is a floor of its own.
+	res.metric(fmt.Sprintf("client product ceiling floor (%s calls ÷ %g/s)", product, float64(cloud.DefaultProductQPS)),
+		float64(t.Calls-t.Errors)/cloud.DefaultProductQPS, "s")
 	if err := r.checkGroups(e, res, isNLB, n, o.Nodes); err != nil {
 		return err
 	}

@@ -98,12 +98,18 @@ type Options struct {
 	// Credentials is asked for credentials before each call (AccessKey or
 	// refreshed STS token); required.
 	Credentials CredentialsProvider
-	// QPS is the starting and highest call rate per second of each product
-	// and of each action (default 20); the Throttle lowers it while the
-	// cloud answers Throttling and raises it back when it stops.
+	// QPS is the starting call rate per second of each action (default
+	// 20); the Throttle paces an action at the quota its Throttling answers
+	// advertise and raises it above QPS while the cloud does not refuse.
 	QPS float64
-	// Burst is each limiter's token-bucket size at QPS: calls that may go
-	// at once (default 40); it shrinks with a lowered rate.
+	// ProductQPS is the starting and highest call rate per second of each
+	// product, all actions together, and the highest rate of any action
+	// (default 100; at least QPS); it is lowered only when the cloud
+	// throttles the account's product scope.
+	ProductQPS float64
+	// Burst is each limiter's token-bucket size at its starting rate:
+	// calls that may go at once (default 40); it shrinks with a lowered
+	// rate and to half an advertised Limit.
 	Burst int
 	// Timeout bounds one HTTP attempt (default 20s).
 	Timeout time.Duration
@@ -152,6 +158,9 @@ func New(opts Options) (*Client, error) {
 	if opts.QPS <= 0 {
 		opts.QPS = 20
 	}
+	if opts.ProductQPS <= 0 {
+		opts.ProductQPS = DefaultProductQPS
+	}
 	if opts.Burst <= 0 {
 		opts.Burst = 40
 	}
@@ -170,7 +179,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Endpoints.Scheme == "" {
 		opts.Endpoints.Scheme = "HTTPS"
 	}
-	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.Burst)}, nil
+	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.ProductQPS, opts.Burst)}, nil
 }
 
 // Throttle returns the client's adaptive rate limiter (for its rates).
@@ -286,8 +295,15 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		}
 		last = wrap(product, action, r.err)
 		observe(product, action, metricCode(last), r.elapsed)
-		if last.Class == ClassThrottled {
+		switch last.Class {
+		case ClassThrottled:
 			c.throttle.Throttled(product, action, last.Code, hintOf(r.err))
+		case ClassUnavailable:
+			// No answer, or the cloud failing: nothing learned about its quota.
+		default:
+			// The cloud served the call (it refused the request, not its
+			// rate): the quota took it without throttling.
+			c.throttle.Succeeded(product, action)
 		}
 		if !last.Class.Retryable() || attempt >= c.opts.MaxAttempts {
 			break

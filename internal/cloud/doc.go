@@ -36,15 +36,18 @@
 //
 // # Adaptive throttling
 //
-// Every call waits for its product's shared limiter and for its action's
-// own (Throttle). Both start at Options.QPS (--cloud-api-qps), which is also
-// their ceiling. A Throttling answer halves the rate of the scope the cloud
-// named (the action for Throttling.Api, the product for Throttling.User and
-// others) and trims the other by a fifth, at most once a second, never
-// below the Limit the answer's x-ratelimit header advertises; its TimeLeft
-// holds the limiter. Each second without throttling adds back a twentieth
-// of the ceiling. Rates are exported as alicloud_api_client_rate_limit and
-// refusals as alicloud_api_throttled_total.
+// Every call waits for its action's limiter and for its product's shared
+// one (Throttle). An action starts at Options.QPS (--cloud-api-qps); a
+// product starts at Options.ProductQPS (--cloud-api-product-qps), the
+// ceiling of both. A Throttling answer lowers only the scope the cloud
+// named (the action for Throttling.Api, the product for Throttling.User
+// and others): to the Limit its x-ratelimit header advertises, which caps
+// the scope for ten minutes, or by half without one; its TimeLeft holds
+// the limiter, and calls queued at the old rate book again. Seconds
+// without throttling in which calls queued raise the rate: quickly back
+// towards where it was throttled, gently near it, by doubling steps past
+// it. Rates are exported as alicloud_api_client_rate_limit and refusals as
+// alicloud_api_throttled_total.
 //
 // # Cancellation
 //

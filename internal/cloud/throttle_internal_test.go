@@ -31,143 +31,259 @@ func (c *fakeClock) step(d time.Duration) {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-// TestThrottleAIMD: a throttle lowers the scope the cloud named by half and
-// the other scope a little, at most once per second, never below the
-// advertised Limit or the floor; quiet seconds of success add a twentieth
-// of the ceiling back, up to the ceiling and no further.
-func TestThrottleAIMD(t *testing.T) {
+// saturate books calls of the action until one has to wait, as a caller
+// queued on the limiter does.
+func saturate(t *testing.T, th *Throttle, p Product, action string) {
+	t.Helper()
+	for range 1000 {
+		if d, _, _, _ := th.delay(p, action, 0); d > 0 {
+			return
+		}
+	}
+	t.Fatalf("%s %s: no call had to wait", p, action)
+}
+
+// TestThrottleStateMachine: a throttle lowers only the scope the cloud
+// named (the action for Throttling.Api, the product otherwise): to a new
+// advertised Limit (raising it when below), by a fifth at or below a known
+// one, by half without one, at most once per second, never below the floor. Quiet
+// seconds in which calls queued raise the rate: half the gap back towards
+// the rate where it was throttled, a hundredth of it near it, then steps
+// doubling from a twentieth past it, up to the product ceiling; an idle
+// limiter is not raised.
+func TestThrottleStateMachine(t *testing.T) {
 	type step struct {
-		after    time.Duration
-		throttle string // a code, or "" for a success
-		hint     Hint
+		after time.Duration
+		// op is a throttle code, "ok" for an answered call, "busy" for an
+		// answered call after calls queued on the limiter.
+		op   string
+		hint Hint
 		// wantAction and wantProduct are the rates after the step.
 		wantAction, wantProduct float64
 	}
+	busy := func(wantAction float64) step { return step{time.Second, "busy", Hint{}, wantAction, 100} }
 	for _, tc := range []struct {
 		name  string
 		steps []step
 	}{
-		{"api throttle halves the action and trims the product", []step{
-			{0, "Throttling.Api", Hint{}, 10, 16},
+		{"api throttle without a Limit halves the action only", []step{
+			{0, "Throttling.Api", Hint{}, 10, 100},
 		}},
-		{"user throttle halves the product and trims the action", []step{
-			{0, "Throttling.User", Hint{}, 16, 10},
+		{"user throttle halves the product only", []step{
+			{0, "Throttling.User", Hint{}, 20, 50},
 		}},
 		{"plain Throttling is the account's quota", []step{
-			{0, "Throttling", Hint{}, 16, 10},
+			{0, "Throttling", Hint{}, 20, 50},
+		}},
+		{"user throttle with a Limit sets the product to it", []step{
+			{0, "Throttling.User", Hint{Limit: 30}, 20, 30},
 		}},
 		{"throttles within a second count once", []step{
-			{0, "Throttling.Api", Hint{}, 10, 16},
-			{100 * time.Millisecond, "Throttling.Api", Hint{}, 10, 16},
-			{900 * time.Millisecond, "Throttling.Api", Hint{}, 5, 12.8},
+			{0, "Throttling.Api", Hint{}, 10, 100},
+			{100 * time.Millisecond, "Throttling.Api", Hint{}, 10, 100},
+			{900 * time.Millisecond, "Throttling.Api", Hint{}, 5, 100},
 		}},
-		{"advertised limit caps the decrease", []step{
-			{0, "Throttling.Api", Hint{Limit: 2}, 2, 16},
+		{"advertised Limit sets the rate", []step{
+			{0, "Throttling.Api", Hint{Limit: 2}, 2, 100},
+		}},
+		{"a Limit below the rate applies within the gap", []step{
+			{0, "Throttling.Api", Hint{}, 10, 100},
+			{100 * time.Millisecond, "Throttling.Api", Hint{Limit: 3}, 3, 100},
+		}},
+		{"throttled at the advertised Limit: a fifth off, then back to it", []step{
+			{0, "Throttling.Api", Hint{Limit: 2}, 2, 100},
+			{time.Second, "Throttling.Api", Hint{Limit: 2}, 1.6, 100},
+			busy(1.8), busy(1.82), busy(1.84),
+		}},
+		{"a new Limit above the rate raises it: the refused calls were a burst", []step{
+			{0, "Throttling.Api", Hint{Limit: 30}, 30, 100},
+			{100 * time.Millisecond, "Throttling.Api", Hint{Limit: 30}, 30, 100},
+			{time.Second, "Throttling.Api", Hint{Limit: 30}, 24, 100},
+			busy(27), busy(27.3),
 		}},
 		{"floor holds", []step{
-			{0, "Throttling.Api", Hint{Limit: 0.001}, 0.2, 16},
+			{0, "Throttling.Api", Hint{Limit: 0.001}, 0.2, 100},
 		}},
-		{"success within a second of a change does not raise", []step{
-			{0, "Throttling.Api", Hint{}, 10, 16},
-			{500 * time.Millisecond, "", Hint{}, 10, 16},
+		{"an answered call within a second of a change does not raise", []step{
+			{0, "Throttling.Api", Hint{}, 10, 100},
+			{500 * time.Millisecond, "busy", Hint{}, 10, 100},
 		}},
-		{"additive increase up to the ceiling", []step{
-			{0, "Throttling.Api", Hint{}, 10, 16},
-			{time.Second, "", Hint{}, 10.99, 16.99},
-			{time.Second, "", Hint{}, 11.98, 17.98},
-			{time.Second, "", Hint{}, 12.97, 18.97},
-			{time.Second, "", Hint{}, 13.96, 19.96},
-			{time.Second, "", Hint{}, 14.95, 20},
-			{time.Second, "", Hint{}, 15.94, 20},
+		{"an idle limiter is not raised", []step{
+			{0, "Throttling.Api", Hint{}, 10, 100},
+			{time.Second, "ok", Hint{}, 10, 100},
+			{time.Second, "ok", Hint{}, 10, 100},
+		}},
+		{"recovery: half the gap, gently near the throttled rate, then probing", []step{
+			{0, "Throttling.Api", Hint{}, 10, 100},
+			busy(15), busy(17.5), busy(18.75),
+			busy(18.95), busy(19.15), busy(19.35), busy(19.55), busy(19.75), busy(19.95), busy(20),
+			busy(21), busy(23), busy(27),
+		}},
+		{"never throttled: probes above the starting rate up to the product ceiling", []step{
+			busy(21), busy(23), busy(27), busy(35), busy(51), busy(83), busy(100), busy(100),
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeClock{now: time.Unix(1700000000, 0)}
-			th := newThrottle(clk, 20, 40)
+			th := newThrottle(clk, 20, 100, 40)
+			th.Rate(SLB, "DescribeLoadBalancers") // the limiters exist from the start
 			for i, s := range tc.steps {
 				clk.step(s.after)
-				if s.throttle != "" {
-					th.Throttled(SLB, "DescribeLoadBalancers", s.throttle, s.hint)
-				} else {
+				switch s.op {
+				case "ok":
 					th.Succeeded(SLB, "DescribeLoadBalancers")
+				case "busy":
+					saturate(t, th, SLB, "DescribeLoadBalancers")
+					th.Succeeded(SLB, "DescribeLoadBalancers")
+				default:
+					th.Throttled(SLB, "DescribeLoadBalancers", s.op, s.hint)
 				}
 				if a, p := th.Rate(SLB, "DescribeLoadBalancers"), th.Rate(SLB, ""); !near(a, s.wantAction) || !near(p, s.wantProduct) {
 					t.Fatalf("step %d: action rate %v, product rate %v; want %v, %v", i, a, p, s.wantAction, s.wantProduct)
 				}
 			}
-			// Other actions and products keep their own action limiters.
+			// Other actions and products keep their own limiters.
 			if r := th.Rate(SLB, "DescribeVServerGroups"); r != 20 {
-				t.Errorf("another action's rate = %v, want the ceiling 20", r)
+				t.Errorf("another action's rate = %v, want the starting rate 20", r)
 			}
-			if r := th.Rate(ECS, ""); r != 20 {
-				t.Errorf("another product's rate = %v, want the ceiling 20", r)
+			if r := th.Rate(ECS, ""); r != 100 {
+				t.Errorf("another product's rate = %v, want the ceiling 100", r)
 			}
 		})
 	}
 }
 
-// TestThrottleRecoversToCeiling: from the floor, about twenty quiet seconds
-// bring the rate back to the ceiling, and it never goes above.
-func TestThrottleRecoversToCeiling(t *testing.T) {
+// TestThrottleLimitExpires: an advertised Limit paces the action for
+// limitTTL however busy it is; then the action probes above it and, the
+// quota having been raised meanwhile, finds the new Limit within seconds.
+func TestThrottleLimitExpires(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1700000000, 0)}
-	th := newThrottle(clk, 20, 40)
-	th.Throttled(NLB, "ListListeners", "Throttling.Api", Hint{Limit: 0.01})
+	th := newThrottle(clk, 20, 100, 40)
+	const action = "AddVServerGroupBackendServers"
+	th.Throttled(SLB, action, "Throttling.Api", Hint{Limit: 1.5})
+	start := clk.Now()
+	for clk.Now().Sub(start) < limitTTL-time.Second {
+		clk.step(time.Second)
+		saturate(t, th, SLB, action)
+		th.Succeeded(SLB, action)
+		if r := th.Rate(SLB, action); r != 1.5 {
+			t.Fatalf("%v after the Limit: rate %v, want the Limit 1.5", clk.Now().Sub(start), r)
+		}
+	}
 	var seconds int
-	for ; th.Rate(NLB, "ListListeners") < 20 && seconds < 100; seconds++ {
+	for ; th.Rate(SLB, action) < 15 && seconds < 60; seconds++ {
 		clk.step(time.Second)
-		th.Succeeded(NLB, "ListListeners")
+		saturate(t, th, SLB, action)
+		th.Succeeded(SLB, action)
 	}
-	if seconds < 15 || seconds > 25 {
-		t.Errorf("took %d seconds back to the ceiling, want about 20", seconds)
+	if seconds > 10 {
+		t.Errorf("took %d s after the Limit expired to probe from 1.5/s past a raised quota of 15/s, want at most 10", seconds)
 	}
-	for range 10 {
-		clk.step(time.Second)
-		th.Succeeded(NLB, "ListListeners")
-	}
-	if r := th.Rate(NLB, "ListListeners"); r != 20 {
-		t.Errorf("rate %v after recovery, want 20", r)
+	th.Throttled(SLB, action, "Throttling.Api", Hint{Limit: 15})
+	if r := th.Rate(SLB, action); r != 15 {
+		t.Errorf("rate %v after the raised Limit was advertised, want 15", r)
 	}
 }
 
-// TestThrottleDelay: reservations follow the lowered rate, and a TimeLeft
-// hint holds the action until it ends.
+// TestThrottleBurst: the bucket holds the configured burst at the starting
+// rate and at most half an advertised Limit, so that a burst after an idle
+// spell fits the cloud's own bucket.
+func TestThrottleBurst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hint  Hint
+		code  string
+		burst int
+	}{
+		{"starting rate", Hint{}, "", 40},
+		{"halved without a Limit", Hint{}, "Throttling.Api", 20},
+		{"small Limit", Hint{Limit: 1.5}, "Throttling.Api", 1},
+		{"Limit of 30/s", Hint{Limit: 30}, "Throttling.Api", 15},
+		{"a new Limit above the ceiling: the ceiling, the configured burst", Hint{Limit: 200}, "Throttling.Api", 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1700000000, 0)}
+			th := newThrottle(clk, 20, 100, 40)
+			if tc.code != "" {
+				th.Throttled(SLB, "CreateVServerGroup", tc.code, tc.hint)
+			}
+			_, act := th.limiters(SLB, "CreateVServerGroup")
+			if b := act.lim.Burst(); b != tc.burst {
+				t.Errorf("burst %d, want %d", b, tc.burst)
+			}
+		})
+	}
+}
+
+// TestThrottleDelay: reservations follow the lowered rate, a TimeLeft hint
+// holds the action until it ends, and a lowered limiter tells its waiters
+// to book again.
 func TestThrottleDelay(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1700000000, 0)}
-	th := newThrottle(clk, 10, 1)
-	d, _ := th.delay(VPC, "DescribeRouteEntryList")
+	th := newThrottle(clk, 10, 100, 1)
+	d, _, _, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("first call waits %v, want 0", d)
 	}
-	d, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, gens, _, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 100*time.Millisecond {
 		t.Fatalf("second call at 10 QPS, burst 1 waits %v, want 100ms", d)
 	}
+	if th.lowered(VPC, "DescribeRouteEntryList", gens) {
+		t.Fatal("lowered before any throttle")
+	}
 	clk.step(time.Second)
 	th.Throttled(VPC, "DescribeRouteEntryList", "Throttling.Api", Hint{TimeLeft: 700 * time.Millisecond})
-	d, _ = th.delay(VPC, "DescribeRouteEntryList")
+	if !th.lowered(VPC, "DescribeRouteEntryList", gens) {
+		t.Fatal("a waiter booked before the throttle is not told to book again")
+	}
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 700*time.Millisecond {
 		t.Fatalf("call during a 700ms hold waits %v", d)
 	}
 	clk.step(time.Second)
-	d, cancel := th.delay(VPC, "DescribeRouteEntryList")
+	d, _, cancel, _ := th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("call after the hold waits %v, want 0", d)
 	}
 	cancel()
-	d, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 0 {
 		t.Fatalf("a cancelled reservation was not given back: next call waits %v", d)
 	}
-	d, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, gens, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d != 200*time.Millisecond {
 		t.Fatalf("at the halved 5 QPS the next call waits %v, want 200ms", d)
+	}
+	// A call that cannot wait that long books nothing.
+	if d, _, _, ok := th.delay(VPC, "DescribeRouteEntryList", 100*time.Millisecond); ok || d != 400*time.Millisecond {
+		t.Fatalf("with 100ms to spare: wait %v, booked %v; want 400ms, not booked", d, ok)
+	}
+	if d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0); d != 400*time.Millisecond {
+		t.Fatalf("after a call that could not wait, the next waits %v, want 400ms", d)
+	}
+	// A product-scope throttle lowers the product's limiter: its waiters
+	// book again too.
+	clk.step(5 * time.Second)
+	th.Throttled(VPC, "DescribeVSwitches", "Throttling.User", Hint{})
+	if !th.lowered(VPC, "DescribeRouteEntryList", gens) {
+		t.Fatal("a waiter is not told to book again after its product was lowered")
 	}
 	// The hold is bounded, whatever the header says.
 	clk.step(time.Minute)
 	th.Throttled(VPC, "DescribeRouteEntryList", "Throttling.Api", Hint{TimeLeft: time.Hour})
-	d, _ = th.delay(VPC, "DescribeRouteEntryList")
+	d, _, _, _ = th.delay(VPC, "DescribeRouteEntryList", 0)
 	if d > maxHold {
 		t.Fatalf("hold %v exceeds %v", d, maxHold)
+	}
+}
+
+// TestThrottleProductCeiling: the product ceiling is never below the
+// starting rate of an action.
+func TestThrottleProductCeiling(t *testing.T) {
+	th := newThrottle(&fakeClock{now: time.Unix(1700000000, 0)}, 50, 10, 40)
+	if r := th.Rate(NLB, ""); r != 50 {
+		t.Errorf("product rate %v with --cloud-api-qps 50 above a product ceiling of 10, want 50", r)
 	}
 }
 
@@ -235,7 +351,7 @@ func metricValue(t *testing.T, name string, labels map[string]string) float64 {
 // TestThrottleMetrics: the current rates and the refusals are exported.
 func TestThrottleMetrics(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1700000000, 0)}
-	th := newThrottle(clk, 20, 40)
+	th := newThrottle(clk, 20, 100, 40)
 	const action = "MetricsTestAction"
 	th.Succeeded(ECS, action)
 	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": action}); v != 20 {
@@ -245,8 +361,8 @@ func TestThrottleMetrics(t *testing.T) {
 	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": action}); v != 10 {
 		t.Errorf("action rate gauge = %v, want 10", v)
 	}
-	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": productScope}); v != 16 {
-		t.Errorf("product rate gauge = %v, want 16", v)
+	if v := metricValue(t, "alicloud_api_client_rate_limit", map[string]string{"product": "ecs", "action": productScope}); v != 100 {
+		t.Errorf("product rate gauge = %v, want 100 (an action's throttle leaves the product alone)", v)
 	}
 	if v := metricValue(t, "alicloud_api_throttled_total", map[string]string{"product": "ecs", "action": action, "code": "Throttling.Api"}); v != 1 {
 		t.Errorf("throttled_total = %v, want 1", v)

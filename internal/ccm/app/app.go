@@ -22,6 +22,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
 )
 
@@ -49,7 +50,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	// joining at once, during which they get no routes (docs/performance.md).
 	opts.NodeController.ConcurrentNodeSyncs = 8
 
-	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
+	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
 	addFlags(fs, &popts)
@@ -156,8 +157,9 @@ func wrapVersion(cmd *cobra.Command) {
 
 func addFlags(fs *pflag.FlagSet, o *provider.Options) {
 	fs.BoolVar(&o.IMDSv2, "enable-imdsv2", o.IMDSv2, "Use IMDSv2 session tokens with the instance metadata service.")
-	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting and highest Alibaba Cloud API call rate per second, per product and per action: the client slows down when the cloud answers Throttling and speeds back up to this rate when it stops.")
-	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls at --cloud-api-qps, per product and per action (smaller while throttled).")
+	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting Alibaba Cloud API call rate per second of each action. When the cloud answers Throttling.Api the action is paced at the quota the answer advertises (for 10 minutes, then probed again) or halved; while it is not throttled and calls queue, it speeds up, above this rate too, up to --cloud-api-product-qps.")
+	fs.Float64Var(&o.CloudProductQPS, "cloud-api-product-qps", o.CloudProductQPS, "Starting and highest Alibaba Cloud API call rate per second of each product, all actions together, and the highest rate of any action. It is lowered only when the cloud throttles the account's product scope (Throttling.User); each action's own quota is found per action.")
+	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls per product and per action at their starting rate (smaller while throttled, at most half an advertised quota).")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
 	fs.BoolVar(&o.UseVPCEndpoints, "use-vpc-endpoints", o.UseVPCEndpoints,
 		"Call the VPC-internal API endpoints (ecs-vpc.<region>.aliyuncs.com, vpc-vpc..., slb-vpc..., nlb-vpc...), reachable only from inside a VPC, as the existing CCM's --network=vpc does; cloud-config useVPCEndpoints does the same. ECS_ENDPOINT etc. and the cloud-config endpoints still win.")

@@ -422,20 +422,23 @@ func TestServiceWorkersFromCloudConfig(t *testing.T) {
 
 // TestEndpointAndInitFlags: --use-vpc-endpoints (or cloud-config
 // useVPCEndpoints) selects the VPC-internal endpoints, which the explicit
-// *_ENDPOINT overrides (here the emulator) still beat; and
-// --skip-disable-source-dest-check drops that initialization step.
+// *_ENDPOINT overrides (here the emulator) still beat;
+// --skip-disable-source-dest-check drops that initialization step; the
+// client pacing flags reach the cloud client.
 func TestEndpointAndInitFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name, config string
 		args         []string
 		want         []string
 	}{
-		{"flags", "Global:\n  clusterID: " + clusterID + "\n", []string{"--use-vpc-endpoints", "--skip-disable-source-dest-check"},
-			[]string{"useVPCEndpoints=true", `ecsEndpoint="` + cloud.Addr() + `"`, `nlbEndpoint="` + cloud.Addr() + `"`, "disableSourceDestCheck=false"}},
+		{"flags", "Global:\n  clusterID: " + clusterID + "\n", []string{"--use-vpc-endpoints", "--skip-disable-source-dest-check", "--cloud-api-qps=5", "--cloud-api-product-qps=250", "--cloud-api-burst=7"},
+			[]string{"useVPCEndpoints=true", `ecsEndpoint="` + cloud.Addr() + `"`, `nlbEndpoint="` + cloud.Addr() + `"`, "disableSourceDestCheck=false",
+				"cloudAPIQPS=5 cloudAPIProductQPS=250 cloudAPIBurst=7"}},
 		{"cloud-config", "Global:\n  clusterID: " + clusterID + "\n  useVPCEndpoints: true\n", nil,
 			[]string{"useVPCEndpoints=true", `vpcEndpoint="` + cloud.Addr() + `"`, "disableSourceDestCheck=true"}},
 		{"defaults", "Global:\n  clusterID: " + clusterID + "\n", nil,
-			[]string{"useVPCEndpoints=false", "disableSourceDestCheck=true", "markNetworkUnavailable=false"}},
+			[]string{"useVPCEndpoints=false", "disableSourceDestCheck=true", "markNetworkUnavailable=false",
+				"cloudAPIQPS=20 cloudAPIProductQPS=100 cloudAPIBurst=40"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startBare(t, tc.config, tc.args...)

@@ -32,10 +32,14 @@ const LegacyName = "alibabacloud"
 type Options struct {
 	// IMDSv2 uses session tokens with the metadata service.
 	IMDSv2 bool
-	// CloudQPS is the starting and highest API call rate per second of each
-	// product and action; the client adapts below it to throttling
+	// CloudQPS is the starting API call rate per second of each action;
+	// the client paces an action at the quota the cloud advertises when it
+	// throttles, and probes above CloudQPS while it does not
 	// (--cloud-api-qps).
 	CloudQPS float64
+	// CloudProductQPS is the starting and highest call rate per second of
+	// each product, all actions together (--cloud-api-product-qps).
+	CloudProductQPS float64
 	// CloudBurst is how many calls per product may go at once above CloudQPS
 	// (--cloud-api-burst).
 	CloudBurst int
@@ -124,6 +128,7 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		Credentials: creds,
 		Endpoints:   endpoints,
 		QPS:         opts.CloudQPS,
+		ProductQPS:  opts.CloudProductQPS,
 		Burst:       opts.CloudBurst,
 		UserAgent:   cfg.ClusterID,
 	})
@@ -139,6 +144,8 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "useVPCEndpoints", endpoints.UseVPC,
 		"ecsEndpoint", hosts[cloud.ECS], "vpcEndpoint", hosts[cloud.VPC], "slbEndpoint", hosts[cloud.SLB], "nlbEndpoint", hosts[cloud.NLB],
 		"scheme", cfg.Endpoints.Scheme)
+	qps, productQPS, burst := client.Throttle().Config()
+	klog.InfoS("Cloud API client pacing", "cloudAPIQPS", qps, "cloudAPIProductQPS", productQPS, "cloudAPIBurst", burst)
 	instances := nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})
 	instances.SetDualStack(cfg.FeatureGates["IPv6DualStack"])
 	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: instances}, nil
