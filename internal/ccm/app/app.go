@@ -39,7 +39,13 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	opts.KubeCloudShared.CloudProvider.Name = provider.Name
 	opts.Generic.LeaderElection.ResourceName = LeaseName
 	// The existing CCM reconciles 3 Services at once by default; upstream 1.
-	opts.ServiceController.ConcurrentServiceSyncs = 5
+	// Cloud calls are paced per action by internal/cloud whatever the
+	// number of workers, and an NLB sync holds its worker while the load
+	// balancer provisions (~2 s) and its jobs run, so a burst needs more
+	// Services in flight than CLB alone would: 5 workers took 2x the
+	// quota's time for 90 NLB Services, 16 reach the quota at the
+	// published limits (docs/performance.md).
+	opts.ServiceController.ConcurrentServiceSyncs = 16
 	// Our route controller is driven by Node events; the periodic pass only
 	// repairs out-of-band changes, so it need not list route tables every
 	// 10s as upstream's default does. 5m is the existing CCM's default.
@@ -121,7 +127,7 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
     resourceGroupID: rg-...      # for new load balancers
     disablePublicSLB: false      # true refuses internet-facing CLBs
     serviceBackendType: ecs      # or eni
-    serviceMaxConcurrentReconciles: 5  # Services at once; --concurrent-service-syncs wins
+    serviceMaxConcurrentReconciles: 16  # Services at once; --concurrent-service-syncs wins
     useVPCEndpoints: false       # true: ecs-vpc.<region>.aliyuncs.com etc. (or --use-vpc-endpoints)
     featureGates: "IPv6DualStack=false"
     kubernetesClusterTag: ack.aliyun.com

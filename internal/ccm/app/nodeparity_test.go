@@ -397,7 +397,7 @@ func TestServiceWorkersFromCloudConfig(t *testing.T) {
 	}{
 		{"cloud-config", "Global:\n  clusterID: " + clusterID + "\n  serviceMaxConcurrentReconciles: 7\n", nil, 7},
 		{"flag wins", "Global:\n  clusterID: " + clusterID + "\n  serviceMaxConcurrentReconciles: 7\n", []string{"--concurrent-service-syncs=2"}, 2},
-		{"default", "Global:\n  clusterID: " + clusterID + "\n", nil, 5},
+		{"default", "Global:\n  clusterID: " + clusterID + "\n", nil, 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startBare(t, tc.config, append([]string{"--controllers=" + names.ServiceLBController}, tc.args...)...)
