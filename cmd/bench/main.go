@@ -4,15 +4,17 @@
 // scenario prints tables and writes OUT/<scenario>.json.
 //
 //	go run ./cmd/bench [--quick] [--scenario w1,w1-nlb,w2,w3,routes,w4] [--out DIR]
-//	    [--quota-profile alibaba|none] [--quota-scale 1] [--latency 20ms]
+//	    [--quota-profile alibaba|none] [--quota-scale 20] [--product-quota-scale nlb=1] [--latency 20ms]
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -27,7 +29,19 @@ func main() {
 	flag.StringVar(&o.OutDir, "out", "bench-results", "directory for one JSON file per scenario (empty: none)")
 	flag.StringVar(&o.WorkDir, "work-dir", "", "directory for component logs (default: a temp dir, removed after a successful run)")
 	flag.StringVar(&o.QuotaProfile, "quota-profile", "alibaba", "emulator API rate-limit profile, or none")
-	flag.Float64Var(&o.QuotaScale, "quota-scale", 1, "multiply every limit of the quota profile (a raised quota, or a run compressed in time)")
+	flag.Float64Var(&o.QuotaScale, "quota-scale", 0, "multiply every limit of the quota profile: a raised quota, or a run compressed in time (default 20, with nlb=1 unless --product-quota-scale is given; quick 1)")
+	flag.Func("product-quota-scale", "per-product quota scales overriding --quota-scale, e.g. nlb=1,vpc=5", func(v string) error {
+		o.ProductQuotaScale = map[string]float64{}
+		for _, kv := range strings.Split(v, ",") {
+			k, f, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			x, err := strconv.ParseFloat(f, 64)
+			if !ok || k == "" || err != nil || x <= 0 || math.IsInf(x, 0) {
+				return fmt.Errorf("want product=factor with a positive factor, got %q", kv)
+			}
+			o.ProductQuotaScale[k] = x
+		}
+		return nil
+	})
 	flag.DurationVar(&o.Latency, "latency", 0, "latency added to every cloud call (default 20ms)")
 	flag.IntVar(&o.Services, "services", 0, "W1 CLB Services (default 1000; quick 20)")
 	flag.IntVar(&o.NLBServices, "nlb-services", 0, "W1 NLB Services (default 300; quick 6)")

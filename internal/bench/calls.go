@@ -58,7 +58,7 @@ func (e *env) callsSince(before snapshot) []ActionCalls {
 		d.Write = !e.isRead(c.Product, c.Action)
 		if e.spec.quotaProfile != "" {
 			if p, err := gateway.LookupQuotaProfile(e.spec.quotaProfile); err == nil {
-				d.QuotaQPS = p.QPS(c.Product, c.Action, !d.Write, e.spec.quotaScale)
+				d.QuotaQPS = p.QPS(c.Product, c.Action, !d.Write, e.spec.scale(c.Product))
 				if d.QuotaQPS > 0 {
 					d.BoundSeconds = float64(d.OK) / d.QuotaQPS
 				}

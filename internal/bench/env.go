@@ -53,6 +53,8 @@ type envSpec struct {
 	// quotaProfile and quotaScale throttle the cloud ("" = unlimited).
 	quotaProfile string
 	quotaScale   float64
+	// productScale overrides quotaScale per product.
+	productScale map[string]float64
 	// ccmArgs are extra CCM flags, ccmEnv extra CCM environment.
 	ccmArgs []string
 	ccmEnv  []string
@@ -116,7 +118,7 @@ func startEnv(ctx context.Context, dir string, spec envSpec, logf func(string, .
 		}
 	}
 	if spec.quotaProfile != "" {
-		if _, err := e.cloud.Gateway.ApplyQuotaProfile(spec.quotaProfile, spec.quotaScale); err != nil {
+		if err := applyQuota(e.cloud.Gateway, spec); err != nil {
 			return nil, err
 		}
 	}
@@ -376,4 +378,45 @@ func poll(ctx context.Context, timeout, interval time.Duration, check func(conte
 		case <-time.After(interval):
 		}
 	}
+}
+
+// scale is the quota scale of product.
+func (s envSpec) scale(product string) float64 {
+	if f, ok := s.productScale[product]; ok {
+		return f
+	}
+	return s.quotaScale
+}
+
+// applyQuota throttles every action at its profile limit times its
+// product's scale.
+func applyQuota(g *gateway.Gateway, spec envSpec) error {
+	rules, err := g.QuotaProfileRules(spec.quotaProfile, spec.quotaScale)
+	if err != nil {
+		return err
+	}
+	for product, f := range spec.productScale {
+		scaled, err := g.QuotaProfileRules(spec.quotaProfile, f)
+		if err != nil {
+			return fmt.Errorf("quota scale of %s: %w", product, err)
+		}
+		kept := rules[:0]
+		for _, r := range rules {
+			if r.Product != product {
+				kept = append(kept, r)
+			}
+		}
+		rules = kept
+		for _, r := range scaled {
+			if r.Product == product {
+				rules = append(rules, r)
+			}
+		}
+	}
+	for _, r := range rules {
+		if _, err := g.AddThrottle(r); err != nil {
+			return fmt.Errorf("quota %s/%s: %w", r.Product, r.Action, err)
+		}
+	}
+	return nil
 }

@@ -29,13 +29,13 @@ const (
 func (r *runner) spec(instances int, quota bool) envSpec {
 	s := envSpec{instances: instances, latency: r.o.Latency, ccmArgs: r.o.CCMArgs, ccmEnv: r.o.CCMEnv}
 	if quota {
-		s.quotaProfile, s.quotaScale = r.o.QuotaProfile, r.o.QuotaScale
+		s.quotaProfile, s.quotaScale, s.productScale = r.o.QuotaProfile, r.o.QuotaScale, r.o.ProductQuotaScale
 	}
 	return s
 }
 
 func (r *runner) params(extra map[string]any) map[string]any {
-	p := map[string]any{"latencyMs": r.o.Latency.Milliseconds(), "quotaProfile": r.o.QuotaProfile, "quotaScale": r.o.QuotaScale}
+	p := map[string]any{"latencyMs": r.o.Latency.Milliseconds(), "quotaProfile": r.o.QuotaProfile, "quotaScale": r.o.QuotaScale, "productQuotaScale": r.o.ProductQuotaScale}
 	for k, v := range extra {
 		p[k] = v
 	}
@@ -262,7 +262,7 @@ func (r *runner) planBound(e *env, plan []PlanStep, n int) (float64, string) {
 	best, act := 0.0, ""
 	for _, s := range plan {
 		ro, _ := e.cloud.Gateway.ActionReadOnly(s.Product, s.Action)
-		if q := p.QPS(s.Product, s.Action, ro, e.spec.quotaScale); q > 0 && float64(s.Calls*n)/q > best {
+		if q := p.QPS(s.Product, s.Action, ro, e.spec.scale(s.Product)); q > 0 && float64(s.Calls*n)/q > best {
 			best, act = float64(s.Calls*n)/q, s.Action
 		}
 	}
