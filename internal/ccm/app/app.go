@@ -55,6 +55,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
 		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
 		applyMemoryLimit()
+		releaseStartupPages(stop)
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
 		if name != provider.Name && name != provider.LegacyName {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
