@@ -14,7 +14,12 @@ import (
 )
 
 // madvPageout is MADV_PAGEOUT (Linux 5.4): reclaim the range's pages now.
-const madvPageout = 21
+// madvRandom is MADV_RANDOM: a fault reads only its own page, not the
+// read-around window, so what comes back is what is used.
+const (
+	madvPageout = 21
+	madvRandom  = 1
+)
 
 // StartupPagesDelay is how long after start the CCM gives back the pages
 // of its own binary that starting touched.
@@ -26,8 +31,10 @@ const StartupPagesDelay = 90 * time.Second
 // registers every Kubernetes API type, flags, the controllers' setup. With
 // the 150 MB binary that is ~60 MB of the resident set (issue 11, W4) that
 // the CCM never reads again; the pages it does read are faulted back in
-// from the file (clean pages: nothing is lost, the cost is a read). Errors
-// only log: this saves memory and is never required.
+// from the file (clean pages: nothing is lost, the cost is a read), one
+// page at a time (MADV_RANDOM) rather than the kernel's read-around
+// window, which would bring back neighbours never used. Errors only log:
+// this saves memory and is never required.
 func releaseStartupPages(stop <-chan struct{}) {
 	go func() {
 		select {
@@ -40,7 +47,7 @@ func releaseStartupPages(stop <-chan struct{}) {
 			klog.V(2).InfoS("Could not release the binary's start-up pages", "err", err)
 			return
 		}
-		klog.V(2).InfoS("Released the binary's start-up pages", "bytes", n)
+		klog.InfoS("Released the binary's start-up pages", "bytes", n)
 	}()
 }
 
@@ -60,8 +67,10 @@ func pageOutExecutable() (int64, error) {
 	}
 	var total int64
 	for _, r := range ranges {
-		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], madvPageout); errno != 0 {
-			return total, fmt.Errorf("madvise %#x-%#x: %w", r[0], r[1], errno)
+		for _, advice := range []uintptr{madvRandom, madvPageout} {
+			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], advice); errno != 0 {
+				return total, fmt.Errorf("madvise(%d) %#x-%#x: %w", advice, r[0], r[1], errno)
+			}
 		}
 		total += int64(r[1] - r[0])
 	}
