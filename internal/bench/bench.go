@@ -53,8 +53,16 @@ type Options struct {
 	Latency time.Duration
 	// Sizes.
 	Services, NLBServices, Nodes, ChurnNodes int
-	W4Services, W4Nodes, W4Pods              int
-	RouteNodes                               int
+	W4Services, W4Nodes                      int
+	// W4Endpoints is how many ready endpoints W4 writes into the
+	// Services' EndpointSlices (about W4Endpoints/W4Services each).
+	// W4Pods > 0 runs W4 with that many kwok pods instead, whose slices
+	// the EndpointSlice controller writes as kwok makes them ready.
+	W4Endpoints, W4Pods int
+	// W4SliceUpdates is how many EndpointSlice updates per second W4
+	// makes during its window (endpoint mode), the churn of rollouts.
+	W4SliceUpdates int
+	RouteNodes     int
 	// RestartWindow is how long W2 counts calls after the restart;
 	// W4Window how long W4 samples once every object exists; Timeout
 	// bounds each wait for convergence.
@@ -124,7 +132,10 @@ func (o *Options) defaults() {
 	set(&o.ChurnNodes, 50, 5)
 	set(&o.W4Services, 5000, 100)
 	set(&o.W4Nodes, 1000, 50)
-	set(&o.W4Pods, 50000, 500)
+	set(&o.W4Endpoints, 50000, 500)
+	if o.W4SliceUpdates == 0 {
+		o.W4SliceUpdates = 20
+	}
 	set(&o.RouteNodes, 500, 30)
 	setD(&o.RestartWindow, 2*time.Minute, 20*time.Second)
 	setD(&o.W4Window, 3*time.Minute, 20*time.Second)

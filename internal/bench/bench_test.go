@@ -22,7 +22,7 @@ func TestQuickRun(t *testing.T) {
 	results, err := Run(ctx, Options{
 		Quick: true, OutDir: t.TempDir(), Out: &out,
 		Services: 8, NLBServices: 3, Nodes: 6, ChurnNodes: 3, RouteNodes: 20,
-		W4Services: 40, W4Nodes: 20, W4Pods: 200,
+		W4Services: 40, W4Nodes: 20, W4Endpoints: 200,
 		RestartWindow: 10 * time.Second, W4Window: 10 * time.Second,
 	})
 	t.Log(out.String())

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -497,58 +499,75 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 	return nil
 }
 
-// runW4 is W4: CCM peak RSS and CPU with W4Services Services, W4Nodes
-// Nodes and W4Pods pods (EndpointSlices). Quotas are off (memory, not
-// throughput, is measured); the latency stays.
+// runW4 is W4: CCM peak RSS and CPU with W4Services Services on W4Nodes
+// Nodes and W4Endpoints ready endpoints in their EndpointSlices. The CCM
+// watches Services, Nodes and EndpointSlices, never pods, so by default
+// the Services have no selector and W4 writes their slices itself (as a
+// mesh or an external controller would); with W4Pods the Services select
+// kwok pods and the EndpointSlice controller writes the slices. Quotas are
+// off (memory, not throughput, is measured); the latency stays.
 func (r *runner) runW4(ctx context.Context, dir string) error {
 	o := r.o
+	podMode := o.W4Pods > 0
 	e, err := startEnv(ctx, dir, r.spec(o.W4Nodes, false), r.logf)
 	if err != nil {
 		return err
 	}
 	defer e.stop()
-	res := &Result{Scenario: ScenarioW4, Title: "CCM memory and CPU at size", Start: time.Now(),
-		Params: r.params(map[string]any{"services": o.W4Services, "nodes": o.W4Nodes, "pods": o.W4Pods, "windowSeconds": o.W4Window.Seconds(), "quotaProfile": "none", "ccmEnv": o.CCMEnv, "ccmArgs": o.CCMArgs})}
+	params := map[string]any{"services": o.W4Services, "nodes": o.W4Nodes, "windowSeconds": o.W4Window.Seconds(), "quotaProfile": "none", "ccmEnv": o.CCMEnv, "ccmArgs": o.CCMArgs}
+	if podMode {
+		params["pods"] = o.W4Pods
+	} else {
+		params["endpoints"], params["sliceUpdatesPerSecond"] = o.W4Endpoints, max(0, o.W4SliceUpdates)
+	}
+	res := &Result{Scenario: ScenarioW4, Title: "CCM memory and CPU at size", Start: time.Now(), Params: r.params(params)}
 	defer r.add(res)
+	fail := func(err error) error {
+		res.Error = err.Error()
+		return err
+	}
 	smp := startSampler(e.ccm.PID(), time.Second)
 	t0 := time.Now()
 	r.logf("w4: registering %d Nodes", o.W4Nodes)
 	if err := e.registerNodes(ctx, 1, o.W4Nodes+1); err != nil {
-		res.Error = err.Error()
-		return err
+		return fail(err)
 	}
 	if _, err := e.waitNodesInitialized(ctx, o.W4Nodes, o.Timeout); err != nil {
-		res.Error = err.Error()
-		return err
+		return fail(err)
 	}
 	r.logf("w4: %d Nodes initialized after %.0fs; creating %d Services", o.W4Nodes, time.Since(t0).Seconds(), o.W4Services)
-	if err := e.createServices(ctx, w4Prefix, o.W4Services, func(name string) *corev1.Service { return e.lbService(name, false, 1) }); err != nil {
-		res.Error = err.Error()
-		return err
-	}
-	// Pods are admitted only once kube-controller-manager has made the
-	// namespace's default ServiceAccount.
-	if err := poll(ctx, time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
-		_, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, "waiting for ServiceAccount default", nil
+	if err := e.createServices(ctx, w4Prefix, o.W4Services, func(name string) *corev1.Service {
+		svc := e.lbService(name, false, 1)
+		if !podMode {
+			svc.Spec.Selector = nil
+		}
+		return svc
 	}); err != nil {
-		res.Error = err.Error()
-		return err
+		return fail(err)
 	}
-	r.logf("w4: creating %d pods", o.W4Pods)
-	if err := parallel(ctx, o.W4Pods, 32, func(ctx context.Context, i int) error {
-		_, err := e.kube.CoreV1().Pods(namespace).Create(ctx, w4Pod(i, o.W4Services, o.W4Nodes), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		res.Error = err.Error()
-		return err
+	if podMode {
+		err = e.createW4Pods(ctx, o.W4Pods, o.W4Services, o.W4Nodes, r.logf)
+	} else {
+		r.logf("w4: writing the EndpointSlices of %d Services (%d endpoints)", o.W4Services, o.W4Endpoints)
+		err = parallel(ctx, o.W4Services, 32, func(ctx context.Context, i int) error {
+			_, err := e.kube.DiscoveryV1().EndpointSlices(namespace).Create(ctx, w4Slice(i, o.W4Services, o.W4Endpoints, o.W4Nodes), metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err != nil {
+		return fail(err)
 	}
 	created := time.Since(t0)
 	r.logf("w4: every object created after %.0fs; sampling for %s", created.Seconds(), o.W4Window)
-	select {
-	case <-ctx.Done():
+	wctx, cancel := context.WithTimeout(ctx, o.W4Window)
+	updates := 0
+	if !podMode && o.W4SliceUpdates > 0 {
+		updates = e.churnSlices(wctx, o.W4Services, o.W4SliceUpdates)
+	}
+	<-wctx.Done()
+	cancel()
+	if ctx.Err() != nil {
 		return ctx.Err()
-	case <-time.After(o.W4Window):
 	}
 	r.heapProfile(ctx, e, ScenarioW4+"-heap")
 	u := smp.finish()
@@ -564,7 +583,11 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	}
 	endpoints := 0
 	for _, s := range slices.Items {
-		endpoints += len(s.Endpoints)
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				endpoints++
+			}
+		}
 	}
 	res.target("CCM peak RSS", u.PeakRSSMB, "MB", 150)
 	res.metric("CCM peak anonymous RSS (heap, stacks)", u.PeakAnonMB, "MB")
@@ -573,10 +596,29 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	res.metric("CCM CPU peak (1 s)", u.PeakCores, "cores")
 	res.metric("CCM CPU time", u.CPUSeconds, "s")
 	res.metric("objects created after", created.Seconds(), "s")
-	res.metric("EndpointSlices / endpoints", float64(len(slices.Items)), fmt.Sprintf("/ %d endpoints", endpoints))
+	res.metric("EndpointSlices / ready endpoints", float64(len(slices.Items)), fmt.Sprintf("/ %d ready endpoints", endpoints))
+	if !podMode {
+		res.metric("EndpointSlice updates in the window", float64(updates), "")
+	}
 	res.metric("Services addressed at the end", float64(got), fmt.Sprintf("of %d", o.W4Services))
 	res.Calls = e.callsSince(snapshot{})
 	return nil
+}
+
+// createW4Pods creates n kwok pods once kube-controller-manager has made
+// the namespace's default ServiceAccount (pods are admitted only then).
+func (e *env) createW4Pods(ctx context.Context, n, services, nodes int, logf func(string, ...any)) error {
+	if err := poll(ctx, time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		_, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, "waiting for ServiceAccount default", nil
+	}); err != nil {
+		return err
+	}
+	logf("w4: creating %d pods", n)
+	return parallel(ctx, n, 32, func(ctx context.Context, i int) error {
+		_, err := e.kube.CoreV1().Pods(namespace).Create(ctx, w4Pod(i, services, nodes), metav1.CreateOptions{})
+		return err
+	})
 }
 
 // w4Pod is pod i, bound to a Node round robin (kwok runs it) and selected
@@ -590,5 +632,67 @@ func w4Pod(i, services, nodes int) *corev1.Pod {
 			Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		},
+	}
+}
+
+// w4SliceManager is the managed-by label of the slices W4 writes: not the
+// EndpointSlice controller's, so that it leaves them alone.
+const w4SliceManager = "bench.alicloud-ccm.io"
+
+// w4Slice is the EndpointSlice of Service i: its share of endpoints ready
+// endpoints, each as the EndpointSlice controller would write one for a
+// pod (address, conditions, nodeName, zone, targetRef), on the Nodes
+// round robin.
+func w4Slice(i, services, endpoints, nodes int) *discoveryv1.EndpointSlice {
+	per := ceilDiv(endpoints, services)
+	svc := fmt.Sprintf("%s%04d", w4Prefix, i)
+	sl := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: svc + "-eps", Namespace: namespace, Labels: map[string]string{
+			discoveryv1.LabelServiceName: svc, discoveryv1.LabelManagedBy: w4SliceManager,
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("p80"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	for j := 0; j < per && i*per+j < endpoints; j++ {
+		k := i*per + j
+		node := 1 + k%nodes
+		sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{
+			// Pod addresses from the cluster CIDR, one per endpoint.
+			Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", 128+(k>>16)&15, (k>>8)&255, k&255)},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
+			NodeName:   ptr.To(nodeName(node)),
+			Zone:       ptr.To(zones[node%len(zones)]),
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: namespace, Name: fmt.Sprintf("%s-%d", svc, j),
+				UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", k))},
+		})
+	}
+	return sl
+}
+
+// churnSlices updates rate EndpointSlices per second, round robin, until
+// ctx is done (flipping one endpoint's serving condition, as a rollout's
+// readiness changes would), and returns how many updates it made.
+func (e *env) churnSlices(ctx context.Context, services, rate int) int {
+	n := 0
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		for k := 0; k < rate && ctx.Err() == nil; k++ {
+			name := fmt.Sprintf("%s%04d-eps", w4Prefix, n%services)
+			sl, err := e.kube.DiscoveryV1().EndpointSlices(namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && len(sl.Endpoints) > 0 {
+				c := &sl.Endpoints[0].Conditions
+				c.Serving = ptr.To(!ptr.Deref(c.Serving, true))
+				_, err = e.kube.DiscoveryV1().EndpointSlices(namespace).Update(ctx, sl, metav1.UpdateOptions{})
+			}
+			if err == nil {
+				n++
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return n
+		case <-tick.C:
+		}
 	}
 }

@@ -66,6 +66,8 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	var cmd *cobra.Command
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
 		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
+		applyMemoryLimit()
+		releaseStartupPages(stop)
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
 		if name != provider.Name && name != provider.LegacyName {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
@@ -145,6 +147,8 @@ Environment:
   ALICLOUD_CLIENT_SCHEME         HTTPS (default) or HTTP
   METADATA_ENDPOINT              instance metadata base URL (http://100.100.100.200)
   SERVICE_FORCE_BACKEND_ENI      true|false: default backend type eni or ecs
+  GOMEMLIMIT                     Go soft memory limit (e.g. 300MiB, or off); unset:
+                                 80% of the container's (cgroup's) memory limit
 
 --version prints this build (version, commit, date, Kubernetes libraries).`
 

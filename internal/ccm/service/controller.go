@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -186,7 +185,7 @@ func New(opts Options) (*Controller, error) {
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
 	sliceInf := opts.Informers.Discovery().V1().EndpointSlices()
-	stripManagedFields(svcInf.Informer(), nodeInf.Informer(), sliceInf.Informer())
+	setTransforms(svcInf.Informer(), nodeInf.Informer(), sliceInf.Informer())
 	c := &Controller{
 		opts: opts, kube: opts.KubeClient, recorder: opts.Recorder, providers: opts.Providers,
 		services: svcInf.Lister(), nodes: nodeInf.Lister(), slices: sliceInf.Lister(),
@@ -919,23 +918,4 @@ func empty(b map[int32][]Target) bool {
 		}
 	}
 	return true
-}
-
-// stripManagedFields drops managedFields from what the informers cache:
-// nothing here reads them, and at thousands of Services and EndpointSlices
-// they are a tenth of the CCM's heap. An informer another controller has
-// already started keeps its objects whole.
-func stripManagedFields(informers ...cache.SharedIndexInformer) {
-	for _, inf := range informers {
-		if err := inf.SetTransform(dropManagedFields); err != nil {
-			klog.V(2).InfoS("Informer cache keeps managedFields", "err", err)
-		}
-	}
-}
-
-func dropManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
