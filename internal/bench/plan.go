@@ -55,10 +55,15 @@ func minimalCLB(ports, nodes, batch int) []PlanStep {
 		PlanStep{"slb", "StartLoadBalancerListener", ports})
 }
 
-// minimalNLB is the minimal plan of an NLB Service.
+// minimalNLB is the minimal plan of an NLB Service. Like the CLB plan's
+// DescribeLoadBalancers, it looks for what a controller that may have
+// restarted, or lost an answer, created before: the load balancer, and
+// the server groups, which belong to the VPC rather than to the load
+// balancer and so are not found through it (one ListServerGroups by tag).
 func minimalNLB(ports, nodes, batch int) []PlanStep {
 	steps := []PlanStep{
 		{"nlb", "ListLoadBalancers", 1},
+		{"nlb", "ListServerGroups", 1},
 		{"nlb", "CreateLoadBalancer", 1},
 		{"nlb", "GetLoadBalancerAttribute", 1},
 		{"nlb", "CreateServerGroup", ports},
