@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +19,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
@@ -103,15 +102,7 @@ func kube(t *testing.T) kubernetes.Interface {
 }
 
 func ecsClient(t *testing.T) *ecs.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).ECS(t)
 }
 
 type instance struct{ id, ip, zone string }

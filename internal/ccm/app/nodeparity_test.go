@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
@@ -23,20 +21,13 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
 func vpcClient(t *testing.T) *vpc.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := vpc.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
 }
 
 // primaryENI returns the instance's primary network interface.

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
@@ -29,6 +27,7 @@ import (
 	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/app"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
@@ -41,40 +40,16 @@ func kube(t *testing.T) kubernetes.Interface {
 	return cs
 }
 
-func sdkConfig() *sdk.Config {
-	c := sdk.NewConfig()
-	c.Scheme = "HTTP"
-	return c
-}
-
 func ecsClient(t *testing.T) *ecs.Client {
-	t.Helper()
-	c, err := ecs.NewClientWithOptions(cloud.Region(), sdkConfig(), credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).ECS(t)
 }
 
 func vpcClient(t *testing.T) *vpc.Client {
-	t.Helper()
-	c, err := vpc.NewClientWithOptions(cloud.Region(), sdkConfig(), credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
 }
 
 func slbClient(t *testing.T) *slb.Client {
-	t.Helper()
-	c, err := slb.NewClientWithOptions(cloud.Region(), sdkConfig(), credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).SLB(t)
 }
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {

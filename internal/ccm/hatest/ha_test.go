@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +18,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
@@ -151,19 +150,9 @@ func TestOnlyTheLeaderWritesAndAFollowerTakesOver(t *testing.T) {
 	t.Logf("lease holder now %s", *l.Spec.HolderIdentity)
 }
 
-func sdkConfig() *sdk.Config {
-	c := sdk.NewConfig()
-	c.Scheme = "HTTP"
-	return c
-}
-
 func privateIPs(t *testing.T, cloud *emulator.Emulator, r *replica, ids []string) []string {
 	t.Helper()
-	c, err := ecs.NewClientWithOptions(cloud.Region(), sdkConfig(), credentials.NewAccessKeyCredential(r.keyID, r.secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
+	c := emulatortest.For(cloud, r.keyID, r.secret).ECS(t)
 	var out []string
 	for _, id := range ids {
 		req := ecs.CreateDescribeInstancesRequest()
@@ -182,13 +171,9 @@ func privateIPs(t *testing.T, cloud *emulator.Emulator, r *replica, ids []string
 func waitNodeAndRoute(t *testing.T, cloud *emulator.Emulator, r *replica, table, name string, timeout time.Duration) {
 	t.Helper()
 	cs, _ := cluster.Clientset()
-	vc, err := vpc.NewClientWithOptions(cloud.Region(), sdkConfig(), credentials.NewAccessKeyCredential(r.keyID, r.secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc.Domain = cloud.Addr()
+	vc := emulatortest.For(cloud, r.keyID, r.secret).VPC(t)
 	var last string
-	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()

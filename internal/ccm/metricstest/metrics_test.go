@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +19,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
@@ -50,22 +48,9 @@ func TestPlainListenerServesMetrics(t *testing.T) {
 
 func instanceIPs(t *testing.T, ids []string) []string {
 	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
+	byID, err := emulatortest.For(cloud, accessKeyID, accessKeySecret).PrivateIPs(ids)
 	if err != nil {
 		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	req := ecs.CreateDescribeInstancesRequest()
-	req.InstanceIds = `["` + strings.Join(ids, `","`) + `"]`
-	resp, err := c.DescribeInstances(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]string{}
-	for _, in := range resp.Instances.Instance {
-		byID[in.InstanceId] = in.VpcAttributes.PrivateIpAddress.IpAddress[0]
 	}
 	var out []string
 	for _, id := range ids {

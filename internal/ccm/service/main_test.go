@@ -11,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +25,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
@@ -134,28 +132,7 @@ func ready(n *corev1.Node) bool {
 }
 
 func instanceIPs(ids []string) (map[string]string, error) {
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = cloud.Addr()
-	req := ecs.CreateDescribeInstancesRequest()
-	req.InstanceIds = `["` + strings.Join(ids, `","`) + `"]`
-	req.PageSize = "100"
-	resp, err := c.DescribeInstances(req)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, in := range resp.Instances.Instance {
-		out[in.InstanceId] = in.VpcAttributes.PrivateIpAddress.IpAddress[0]
-	}
-	if len(out) != len(ids) {
-		return nil, fmt.Errorf("found %d of %d seeded instances", len(out), len(ids))
-	}
-	return out, nil
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).PrivateIPs(ids)
 }
 
 // startCCM starts a CCM process (a new one after stopCCM: a restart).
@@ -183,15 +160,7 @@ func kube(t *testing.T) kubernetes.Interface {
 }
 
 func slbClient(t *testing.T) *slb.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := slb.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).SLB(t)
 }
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {

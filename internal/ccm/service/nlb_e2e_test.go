@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,18 +15,11 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 )
 
 func nlbClient(t *testing.T) *nlb.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := nlb.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).NLB(t)
 }
 
 // TestNLBServiceThroughTheController: a Service of class

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 )
 
 var (
@@ -37,14 +36,11 @@ var (
 func nodeAddresses(t *testing.T) (v4, v6 map[string]string) {
 	t.Helper()
 	nodeIPv6Once.Do(func() {
-		cfg := sdk.NewConfig()
-		cfg.Scheme = "HTTP"
-		c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
+		c, err := emulatortest.For(cloud, accessKeyID, accessKeySecret).NewECS()
 		if err != nil {
 			nodeIPv6Err = err
 			return
 		}
-		c.Domain = cloud.Addr()
 		var ids []string
 		for _, id := range instances {
 			ids = append(ids, id)

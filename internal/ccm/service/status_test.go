@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
@@ -22,31 +20,16 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
 func vpcClient(t *testing.T) *vpc.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := vpc.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
 }
 
 func ecsClient(t *testing.T) *ecs.Client {
-	t.Helper()
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Domain = cloud.Addr()
-	return c
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).ECS(t)
 }
 
 var touches atomic.Int64

@@ -3,6 +3,9 @@
 package emulatortest
 
 import (
+	"fmt"
+	"strings"
+
 	"testing"
 
 	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
@@ -33,6 +36,14 @@ type Env struct {
 	Endpoint string
 	// Region is the default region.
 	Region string
+	// keyID and secret sign the clients' calls; empty means the test key.
+	keyID, secret string
+}
+
+// For returns an Env for an emulator started elsewhere (a test's shared
+// emulator), whose clients sign with the access key keyID/secret.
+func For(e *emulator.Emulator, keyID, secret string) *Env {
+	return &Env{Emulator: e, Endpoint: e.Addr(), Region: e.Region(), keyID: keyID, secret: secret}
 }
 
 // Start runs an in-memory emulator on a random loopback port until the test ends.
@@ -87,19 +98,66 @@ func (env *Env) config() *sdk.Config {
 	return c
 }
 
+// key is the access key the clients sign with.
+func (env *Env) key() (id, secret string) {
+	if env.keyID != "" {
+		return env.keyID, env.secret
+	}
+	return AccessKeyID, AccessKeySecret
+}
+
 func (env *Env) cred() *credentials.AccessKeyCredential {
-	return credentials.NewAccessKeyCredential(AccessKeyID, AccessKeySecret)
+	return credentials.NewAccessKeyCredential(env.key())
 }
 
 // ECS returns an official ECS client pointed at the emulator.
 func (env *Env) ECS(t testing.TB) *ecs.Client {
 	t.Helper()
-	c, err := ecs.NewClientWithOptions(env.Region, env.config(), env.cred())
+	c, err := env.NewECS()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Domain = env.Endpoint
 	return c
+}
+
+// NewECS returns an official ECS client pointed at the emulator, for code
+// that runs outside a test (a TestMain's setup).
+func (env *Env) NewECS() (*ecs.Client, error) {
+	c, err := ecs.NewClientWithOptions(env.Region, env.config(), env.cred())
+	if err != nil {
+		return nil, err
+	}
+	c.Domain = env.Endpoint
+	return c, nil
+}
+
+// PrivateIPs returns the primary private address of each instance id, read
+// through the SDK; every id must exist.
+func (env *Env) PrivateIPs(ids []string) (map[string]string, error) {
+	c, err := env.NewECS()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for start := 0; start < len(ids); start += 100 {
+		end := min(start+100, len(ids))
+		req := ecs.CreateDescribeInstancesRequest()
+		req.InstanceIds = `["` + strings.Join(ids[start:end], `","`) + `"]`
+		req.PageSize = "100"
+		resp, err := c.DescribeInstances(req)
+		if err != nil {
+			return nil, fmt.Errorf("describe instances: %w", err)
+		}
+		for _, in := range resp.Instances.Instance {
+			if ips := in.VpcAttributes.PrivateIpAddress.IpAddress; len(ips) > 0 {
+				out[in.InstanceId] = ips[0]
+			}
+		}
+	}
+	if len(out) != len(ids) {
+		return nil, fmt.Errorf("found %d of %d instances", len(out), len(ids))
+	}
+	return out, nil
 }
 
 // VPC returns an official VPC client pointed at the emulator.
@@ -144,9 +202,10 @@ func (env *Env) URL() string { return "http://" + env.Endpoint }
 // CallApi with Style "RPC" and the product's Action and Version.
 func (env *Env) OpenAPI(t testing.TB) *openapi.Client {
 	t.Helper()
+	id, secret := env.key()
 	c, err := openapi.NewClient(&openapi.Config{
-		AccessKeyId:     dara.String(AccessKeyID),
-		AccessKeySecret: dara.String(AccessKeySecret),
+		AccessKeyId:     dara.String(id),
+		AccessKeySecret: dara.String(secret),
 		RegionId:        dara.String(env.Region),
 		Endpoint:        dara.String(env.Endpoint),
 		Protocol:        dara.String("HTTP"),

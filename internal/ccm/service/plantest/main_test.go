@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -20,6 +16,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
@@ -125,28 +122,7 @@ func ready(n *corev1.Node) bool {
 }
 
 func instanceIPs(ids []string) (map[string]string, error) {
-	cfg := sdk.NewConfig()
-	cfg.Scheme = "HTTP"
-	c, err := ecs.NewClientWithOptions(cloud.Region(), cfg, credentials.NewAccessKeyCredential(accessKeyID, accessKeySecret))
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = cloud.Addr()
-	req := ecs.CreateDescribeInstancesRequest()
-	req.InstanceIds = `["` + strings.Join(ids, `","`) + `"]`
-	req.PageSize = "100"
-	resp, err := c.DescribeInstances(req)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, in := range resp.Instances.Instance {
-		out[in.InstanceId] = in.VpcAttributes.PrivateIpAddress.IpAddress[0]
-	}
-	if len(out) != len(ids) {
-		return nil, fmt.Errorf("found %d of %d seeded instances", len(out), len(ids))
-	}
-	return out, nil
+	return emulatortest.For(cloud, accessKeyID, accessKeySecret).PrivateIPs(ids)
 }
 
 func kube(t *testing.T) kubernetes.Interface {
