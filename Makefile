@@ -76,7 +76,7 @@ fuzz:
 sandbox: controlplane
 	$(GO) run ./cmd/sandbox up --dir .sandbox
 
-## bench: the scale benchmark (W1-W4, route burst) on the quota profile; tables and bench-results/*.json (docs/performance.md)
+## bench: the scale benchmark (W1-W4, route burst) at the issue's sizes, published quotas compressed x20 (NLB x1): ~23 min; tables and bench-results/*.json (docs/performance.md)
 bench: controlplane
 	$(GO) run ./cmd/bench --out bench-results $(BENCH_FLAGS)
 
