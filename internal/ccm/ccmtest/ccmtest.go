@@ -15,8 +15,15 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	cloudapi "k8s.io/cloud-provider/api"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
@@ -251,4 +258,53 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RegisterNodes registers a kwok Node per instance id, named
+// <prefix>00, <prefix>01, ..., with the instance's private address as its
+// InternalIP (read through the SDK with keyID/secret), as kubelets with
+// --cloud-provider=external register them; it returns the Node names in
+// the order of ids.
+func RegisterNodes(ctx context.Context, cs kubernetes.Interface, cloud *emulator.Emulator, keyID, secret, prefix string, ids []string) ([]string, error) {
+	ips, err := emulatortest.For(cloud, keyID, secret).PrivateIPs(ids)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ids))
+	for i, id := range ids {
+		name := fmt.Sprintf("%s%02d", prefix, i)
+		if _, err := localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: name, InternalIP: ips[id], Kwok: true}); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// WaitNodesInitialized waits until the CCM has initialized every named Node
+// (providerID set, uninitialized taint gone) and kwok reports it Ready.
+func WaitNodesInitialized(ctx context.Context, cs kubernetes.Interface, names []string, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || n.Spec.ProviderID == "" || !nodeReady(n) {
+				return false, nil
+			}
+			for _, t := range n.Spec.Taints {
+				if t.Key == cloudapi.TaintExternalCloudProvider {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -124,6 +124,11 @@ func TestNoBackendsEventOnBackendPass(t *testing.T) {
 		}
 		return n
 	}
+	// Events are recorded asynchronously: wait for the creation's own
+	// before taking the baseline, or it is counted as a later full sync.
+	poll(t, 10*time.Second, "the creation's EnsuringLoadBalancer event", func(ctx context.Context) (bool, error) {
+		return ensuring() >= 1, nil
+	})
 	fullSyncs := ensuring()
 
 	setEndpoints(false)

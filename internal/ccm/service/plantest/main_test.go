@@ -8,15 +8,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	cloudapi "k8s.io/cloud-provider/api"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
@@ -84,45 +79,11 @@ func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	// The first instance is the CCM's own machine (metadata); the others are Nodes.
-	ips, err := instanceIPs(ids["instance"][1:])
+	names, err := ccmtest.RegisterNodes(ctx, cs, cloud, accessKeyID, accessKeySecret, "node-", ids["instance"][1:])
 	if err != nil {
 		return err
 	}
-	var names []string
-	for i, id := range ids["instance"][1:] {
-		name := fmt.Sprintf("node-%02d", i)
-		if _, err := localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: name, InternalIP: ips[id], Kwok: true}); err != nil {
-			return err
-		}
-		names = append(names, name)
-	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 80*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil || n.Spec.ProviderID == "" || !ready(n) {
-				return false, nil
-			}
-			for _, t := range n.Spec.Taints {
-				if t.Key == cloudapi.TaintExternalCloudProvider {
-					return false, nil
-				}
-			}
-		}
-		return true, nil
-	})
-}
-
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func instanceIPs(ids []string) (map[string]string, error) {
-	return emulatortest.For(cloud, accessKeyID, accessKeySecret).PrivateIPs(ids)
+	return ccmtest.WaitNodesInitialized(ctx, cs, names, 80*time.Second)
 }
 
 func kube(t *testing.T) kubernetes.Interface {
