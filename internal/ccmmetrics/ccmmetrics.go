@@ -102,3 +102,36 @@ func (e Entry) Series() []string {
 
 // Milliseconds is d in the unit of the existing CCM's latency histograms.
 func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Value reads the first series of the counter or gauge name whose labels
+// include labels from the legacy registry; ok is false when there is none.
+func Value(name string, labels map[string]string) (v float64, ok bool, err error) {
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return 0, false, err
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, want := range labels {
+				if have[k] != want {
+					continue series
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue(), true, nil
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue(), true, nil
+			}
+		}
+	}
+	return 0, false, nil
+}

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -320,32 +321,14 @@ func TestHintOf(t *testing.T) {
 // the series does not exist.
 func metricValue(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
+	v, ok, err := ccmmetrics.Value(name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue series
-				}
-			}
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
+	if !ok {
+		return -1
 	}
-	return -1
+	return v
 }
 
 // TestThrottleMetrics: the current rates and the refusals are exported.

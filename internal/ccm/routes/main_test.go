@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
@@ -395,34 +395,14 @@ func (h *harness) lastSeq() uint64 {
 // metric returns the value of a counter or gauge from the legacy registry.
 func metric(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
+	v, ok, err := ccmmetrics.Value(name, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			switch {
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			}
-		}
+	if !ok {
+		return 0
 	}
-	return 0
+	return v
 }
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func() error) {
