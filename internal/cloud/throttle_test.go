@@ -253,8 +253,11 @@ func TestPacedAtPublishedWriteQuota(t *testing.T) {
 	if achieved < 0.9*quota {
 		t.Errorf("achieved %.2f/s, want at least 0.9x the quota %.2f/s", achieved, quota)
 	}
-	if throttled > 3 {
-		t.Errorf("%d calls throttled, want at most 3", throttled)
+	// The callers' first calls all leave before any answer can say the
+	// quota, so up to one refusal per caller is unavoidable; after that the
+	// action is paced at the advertised Limit (the old client: 20).
+	if throttled > workers {
+		t.Errorf("%d calls throttled, want at most %d (the first call of each caller)", throttled, workers)
 	}
 }
 
