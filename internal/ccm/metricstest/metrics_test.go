@@ -28,7 +28,16 @@ import (
 // answers without credentials, with the existing CCM's metric families
 // typed as it types them, and the conventional ones.
 func TestPlainListenerServesMetrics(t *testing.T) {
-	s := getMetrics(t)
+	// The listener serves before the controllers have made their first
+	// call or registered their gauges: wait (bounded) for both, then check.
+	var s *scrape
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		s = getMetrics(t)
+		_, called := s.sum("alicloud_api_requests_total", l("product", "ecs", "action", "DescribeInstances", "code", "OK"))
+		if called && s.types["alicloud_service_pending"] != "" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if _, ok := s.sum("alicloud_api_requests_total", l("product", "ecs", "action", "DescribeInstances", "code", "OK")); !ok {
 		t.Error("no alicloud_api_requests_total for the start-up DescribeInstances")
 	}
