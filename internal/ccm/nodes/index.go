@@ -176,7 +176,13 @@ type freshKey struct{}
 // Fresh returns a context under which ByID and ByPrivateIP answer only from
 // a listing begun now or later: for decisions a stale miss must not make.
 func (x *Index) Fresh(ctx context.Context) context.Context {
-	return context.WithValue(ctx, freshKey{}, x.now())
+	return x.Since(ctx, x.now())
+}
+
+// Since returns a context under which ByID and ByPrivateIP answer only from
+// a listing begun at or after t.
+func (x *Index) Since(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, freshKey{}, t)
 }
 
 func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, error) {

@@ -219,6 +219,14 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 		s.initStarted(n.Name, time.Now())
 	}
 	in, err := s.find(ctx, n)
+	if err == nil && in == nil && uninitialized(n) && !n.CreationTimestamp.IsZero() {
+		// A kubelet registers its Node after its instance exists, so a
+		// listing begun before the Node was created cannot prove the
+		// instance missing; without this, such a miss was taken as final
+		// and the upstream controller's growing backoff delayed the
+		// Node's initialization by seconds.
+		in, err = s.find(s.index.Since(ctx, n.CreationTimestamp.Time), n)
+	}
 	countLookup("metadata", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
