@@ -38,32 +38,54 @@ const NLBClass = "alibabacloud.com/nlb"
 // CCM's rules so both never fight over one Service. typeAnnotationGate is
 // the LoadBalancerTypeAnnotation feature gate.
 func Class(svc *corev1.Service, typeAnnotationGate bool) Owner {
+	return Decide(svc, typeAnnotationGate).Owner
+}
+
+// Decision is Class's answer with how it was reached, so that a Service
+// already bound to one kind is never moved to another (or released) by
+// what is only a default.
+type Decision struct {
+	// Owner is the controller that should serve the Service.
+	Owner Owner
+	// Explicit is true when the Service itself chose Owner: through
+	// spec.loadBalancerClass, or, with the gate on, through the type
+	// annotation (present or absent). False when Owner is only the
+	// default or an opt-out annotation (class, tunnel-type).
+	Explicit bool
+	// Unserved is the type annotation's value when it names a kind this
+	// CCM does not serve under the current gate ("nlb" with the gate off,
+	// "alb", a typo); Owner is then OwnerNone.
+	Unserved string
+}
+
+// Decide is Class with the reasons (see Decision).
+func Decide(svc *corev1.Service, typeAnnotationGate bool) Decision {
 	if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return OwnerNone
+		return Decision{Owner: OwnerNone, Explicit: true}
 	}
 	if svc.Spec.LoadBalancerClass != nil {
 		if *svc.Spec.LoadBalancerClass == NLBClass {
-			return OwnerNLB
+			return Decision{Owner: OwnerNLB, Explicit: true}
 		}
-		return OwnerNone
+		return Decision{Owner: OwnerNone, Explicit: true}
 	}
-	lbType := ""
-	if typeAnnotationGate {
-		lbType = strings.TrimSpace(svc.Annotations[LoadBalancerTypeKey])
-		if strings.EqualFold(lbType, "nlb") {
-			return OwnerNLB
-		}
+	lbType := strings.TrimSpace(svc.Annotations[LoadBalancerTypeKey])
+	switch {
+	case lbType == "":
+	case typeAnnotationGate && strings.EqualFold(lbType, "nlb"):
+		return Decision{Owner: OwnerNLB, Explicit: true}
+	case strings.EqualFold(lbType, "clb"):
+		// What is served without the gate too: the annotation agrees.
+	default:
+		return Decision{Owner: OwnerNone, Unserved: lbType}
 	}
 	if svc.Annotations[ClassKey] != "" {
-		return OwnerNone
+		return Decision{Owner: OwnerNone}
 	}
 	if _, ok := svc.Annotations[TunnelTypeKey]; ok {
-		return OwnerNone
+		return Decision{Owner: OwnerNone}
 	}
-	if lbType != "" {
-		return OwnerNone
-	}
-	return OwnerCLB
+	return Decision{Owner: OwnerCLB, Explicit: typeAnnotationGate}
 }
 
 // WantsLoadBalancer reports whether a Service should have a load balancer

@@ -19,31 +19,40 @@ func TestClass(t *testing.T) {
 	nodePort := service(nil)
 	nodePort.Spec.Type = corev1.ServiceTypeNodePort
 	nlb := annotations.NLBClass
+	type D = annotations.Decision
+	none, clb, nlbOwner := annotations.OwnerNone, annotations.OwnerCLB, annotations.OwnerNLB
 	cases := []struct {
 		name string
 		svc  *corev1.Service
 		gate bool
-		want annotations.Owner
+		want D
 	}{
-		{"nil", nil, false, annotations.OwnerNone},
-		{"not a load balancer", nodePort, true, annotations.OwnerNone},
-		{"plain", service(nil), false, annotations.OwnerCLB},
-		{"nlb class", withClass(&nlb, nil), false, annotations.OwnerNLB},
-		{"nlb class wins over opt-outs", withClass(&nlb, map[string]string{annotations.ClassKey: "x", annotations.TunnelTypeKey: ""}), false, annotations.OwnerNLB},
-		{"other class", withClass(&other, nil), true, annotations.OwnerNone},
-		{"class annotation", service(map[string]string{annotations.ClassKey: "alb"}), false, annotations.OwnerNone},
-		{"empty class annotation", service(map[string]string{annotations.ClassKey: ""}), false, annotations.OwnerCLB},
-		{"tunnel-type even empty", service(map[string]string{annotations.TunnelTypeKey: ""}), false, annotations.OwnerNone},
-		{"type nlb, gate off", service(map[string]string{annotations.LoadBalancerTypeKey: "nlb"}), false, annotations.OwnerCLB},
-		{"type nlb, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: "NLB"}), true, annotations.OwnerNLB},
-		{"type other, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: "alb"}), true, annotations.OwnerNone},
-		{"type empty, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: ""}), true, annotations.OwnerCLB},
-		{"type other, gate off", service(map[string]string{annotations.LoadBalancerTypeKey: "alb"}), false, annotations.OwnerCLB},
+		{"nil", nil, false, D{Owner: none, Explicit: true}},
+		{"not a load balancer", nodePort, true, D{Owner: none, Explicit: true}},
+		{"plain: CLB by default only", service(nil), false, D{Owner: clb}},
+		{"plain, gate on: the absent type chose CLB", service(nil), true, D{Owner: clb, Explicit: true}},
+		{"nlb class", withClass(&nlb, nil), false, D{Owner: nlbOwner, Explicit: true}},
+		{"nlb class wins over opt-outs", withClass(&nlb, map[string]string{annotations.ClassKey: "x", annotations.TunnelTypeKey: ""}), false, D{Owner: nlbOwner, Explicit: true}},
+		{"other class", withClass(&other, nil), true, D{Owner: none, Explicit: true}},
+		{"class annotation", service(map[string]string{annotations.ClassKey: "alb"}), false, D{Owner: none}},
+		{"empty class annotation", service(map[string]string{annotations.ClassKey: ""}), false, D{Owner: clb}},
+		{"tunnel-type even empty", service(map[string]string{annotations.TunnelTypeKey: ""}), false, D{Owner: none}},
+		// A type the gate does not let us serve is never taken for CLB.
+		{"type nlb, gate off", service(map[string]string{annotations.LoadBalancerTypeKey: "nlb"}), false, D{Owner: none, Unserved: "nlb"}},
+		{"type nlb, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: "NLB"}), true, D{Owner: nlbOwner, Explicit: true}},
+		{"type other, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: "alb"}), true, D{Owner: none, Unserved: "alb"}},
+		{"type empty, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: ""}), true, D{Owner: clb, Explicit: true}},
+		{"type other, gate off", service(map[string]string{annotations.LoadBalancerTypeKey: "alb"}), false, D{Owner: none, Unserved: "alb"}},
+		{"type clb, gate off", service(map[string]string{annotations.LoadBalancerTypeKey: "clb"}), false, D{Owner: clb}},
+		{"type clb, gate on", service(map[string]string{annotations.LoadBalancerTypeKey: "CLB"}), true, D{Owner: clb, Explicit: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := annotations.Class(tc.svc, tc.gate); got != tc.want {
-				t.Errorf("Class = %v, want %v", got, tc.want)
+			if got := annotations.Decide(tc.svc, tc.gate); got != tc.want {
+				t.Errorf("Decide = %+v, want %+v", got, tc.want)
+			}
+			if got := annotations.Class(tc.svc, tc.gate); got != tc.want.Owner {
+				t.Errorf("Class = %v, want %v", got, tc.want.Owner)
 			}
 		})
 	}

@@ -71,7 +71,9 @@ func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.Completed
 				BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
 				LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
 			},
-			Workers: cloud.ServiceWorkers(int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs)),
+			Workers:     cloud.ServiceWorkers(int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs)),
+			ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
+			ReusePolicy: c.LoadBalancerReuse,
 		})
 		if err != nil {
 			return nil, false, err

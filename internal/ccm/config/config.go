@@ -98,6 +98,10 @@ type Global struct {
 	ServiceBackendType string `json:"serviceBackendType,omitempty"`
 	// DisablePublicSLB, when true, refuses to create internet-facing CLBs.
 	DisablePublicSLB bool `json:"disablePublicSLB,omitempty"`
+	// LoadBalancerReuse says which load balancers a Service may borrow
+	// through the id annotation: any (default, as the existing CCM), tagged
+	// (only those an administrator tagged kubernetes.reusable=true) or none.
+	LoadBalancerReuse string `json:"loadBalancerReuse,omitempty"`
 	// NodeMaxConcurrentReconciles is the existing CCM's node worker count
 	// (default 1); accepted and ignored.
 	NodeMaxConcurrentReconciles int `json:"nodeMaxConcurrentReconciles,omitempty"`
@@ -204,6 +208,8 @@ type Config struct {
 	ServiceBackendType string
 	// DisablePublicSLB refuses internet-facing CLBs.
 	DisablePublicSLB bool
+	// LoadBalancerReuse is any, tagged or none (Global.loadBalancerReuse).
+	LoadBalancerReuse string
 	// FeatureGates holds every known gate with its value (defaults filled
 	// in).
 	FeatureGates map[string]bool
@@ -404,6 +410,14 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 			}
 			c.RouteTableIDs = append(c.RouteTableIDs, id)
 		}
+	}
+	switch r := strings.ToLower(strings.TrimSpace(g.LoadBalancerReuse)); r {
+	case "", "any":
+		c.LoadBalancerReuse = "any"
+	case "tagged", "none":
+		c.LoadBalancerReuse = r
+	default:
+		return nil, &FieldError{Field: "Global.loadBalancerReuse", Reason: fmt.Sprintf("must be any, tagged or none, got %s", quoteValue(g.LoadBalancerReuse))}
 	}
 	switch bt := strings.ToLower(g.ServiceBackendType); bt {
 	case "", "ecs", "eni":

@@ -47,6 +47,9 @@ const (
 	EventPreserved       = "PreservedOnDelete"
 	EventFinalizerFailed = "FailedAddFinalizer"
 	EventStatusFailed    = "FailedUpdateStatus"
+	// EventOwnershipAmbiguous: the Service asks for a load balancer kind we
+	// do not serve, or opts out while bound; nothing is written.
+	EventOwnershipAmbiguous = "LoadBalancerKindAmbiguous"
 )
 
 // Defaults of Options.
@@ -106,6 +109,11 @@ type Options struct {
 	// BaseBackoff and MaxBackoff bound the per-Service exponential backoff
 	// after failures (defaults 1s and 5m).
 	BaseBackoff, MaxBackoff time.Duration
+	// ENIs finds the ENIs of eni backends for the backends resolver
+	// (resolveBackends); without it no eni backend is registered.
+	ENIs ENILookup
+	// ReusePolicy is cloud-config loadBalancerReuse (ReuseAny by default).
+	ReusePolicy string
 }
 
 // Controller reconciles Services of type LoadBalancer with the cloud.
@@ -140,6 +148,9 @@ type Controller struct {
 	// gates remembers the pods known not to carry a Service's readiness
 	// gate (admitGated).
 	gates gateCache
+	// pods remembers the facts of the pods eni endpoints name
+	// (resolveBackends).
+	pods podFacts
 }
 
 // New validates opts and registers the event handlers.
@@ -279,19 +290,60 @@ func (c *Controller) processNext(ctx context.Context) bool {
 // owner returns the provider that should serve svc now: the one of its
 // class, when it wants a load balancer; nil otherwise.
 func (c *Controller) owner(svc *corev1.Service) Provider {
+	p, _ := c.decide(svc)
+	return p
+}
+
+// decide is owner with the ownership rule that keeps a bound Service
+// where it is: a Service carrying one provider's finalizer stays with that
+// provider unless the Service itself asks for another kind (its
+// loadBalancerClass, or the type annotation under the gate). So a default
+// that changes (the LoadBalancerTypeAnnotation gate turned off) never
+// moves or deletes a load balancer. ambiguous explains a Service that asks
+// for what we cannot serve or whose opt-out contradicts its binding: it
+// gets a Warning and no cloud write until it is fixed or deleted.
+func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) {
 	if !annotations.WantsLoadBalancer(svc) {
-		return nil
+		return nil, ""
 	}
-	class := annotations.Class(svc, c.opts.Defaults.LoadBalancerTypeAnnotation)
-	if class == annotations.OwnerNone {
-		return nil
-	}
-	for _, p := range c.providers {
-		if class == p.Owner() {
-			return p
+	d := annotations.Decide(svc, c.opts.Defaults.LoadBalancerTypeAnnotation)
+	var bound Provider
+	for _, bp := range c.providers {
+		if hasFinalizer(svc, bp.Finalizer()) {
+			if bound != nil {
+				bound = nil // two bindings: the class decides, as before
+				break
+			}
+			bound = bp
 		}
 	}
-	return nil
+	if d.Unserved != "" {
+		msg := fmt.Sprintf("annotation %s=%q names a load balancer kind this controller does not serve", annotations.LoadBalancerTypeKey, d.Unserved)
+		if strings.EqualFold(d.Unserved, "nlb") {
+			msg += " without the LoadBalancerTypeAnnotation feature gate (cloud-config featureGates); use spec.loadBalancerClass " + annotations.NLBClass + " or turn the gate on"
+		}
+		if bound == nil {
+			if strings.EqualFold(d.Unserved, "nlb") {
+				return nil, msg
+			}
+			return nil, "" // another controller's Service
+		}
+		return nil, msg + fmt.Sprintf("; the Service keeps its %s load balancer unchanged until the annotation is fixed or the Service is deleted", bound.Kind())
+	}
+	for _, cand := range c.providers {
+		if d.Owner == cand.Owner() {
+			p = cand
+		}
+	}
+	if bound == nil || p == bound || d.Explicit {
+		return p, ""
+	}
+	if p == nil {
+		return nil, fmt.Sprintf("the Service opts out of this controller (annotation %s or %s) but is bound to a %s load balancer; it is kept unchanged until the annotation is removed or the Service is deleted",
+			annotations.ClassKey, annotations.TunnelTypeKey, bound.Kind())
+	}
+	// Only a default points elsewhere: stay.
+	return bound, ""
 }
 
 // stale returns the providers whose finalizer svc carries but which no
@@ -308,8 +360,8 @@ func (c *Controller) stale(svc *corev1.Service, owner Provider) []Provider {
 }
 
 func (c *Controller) interesting(svc *corev1.Service) bool {
-	owner := c.owner(svc)
-	return owner != nil || len(c.stale(svc, owner)) > 0
+	owner, ambiguous := c.decide(svc)
+	return owner != nil || ambiguous != "" || len(c.stale(svc, owner)) > 0
 }
 
 func (c *Controller) enqueueService(obj any) { c.enqueueFor(obj, "service") }
@@ -506,7 +558,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	svc := cached.DeepCopy()
-	owner := c.owner(svc)
+	owner, ambiguous := c.decide(svc)
+	if ambiguous != "" {
+		c.warnOnce(svc, key, EventOwnershipAmbiguous, ambiguous)
+		klog.FromContext(ctx).Info("Not syncing a Service whose load balancer kind is ambiguous", "service", key, "reason", ambiguous)
+		return nil
+	}
+	c.notes.Delete(noteKey(key, EventOwnershipAmbiguous))
 	// Every provider that made something for the Service but no longer
 	// serves it releases it first, so no finalizer is stranded and the new
 	// load balancer never coexists with a forgotten old one.
@@ -586,6 +644,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return c.ensure(ctx, p, svc, req, hash, false)
 }
 
+// reuseRules are p's reuse rules under the cluster's reuse policy.
+func (c *Controller) reuseRules(p Provider) ReuseRules {
+	r := p.ReuseRules()
+	r.Policy = c.opts.ReusePolicy
+	return r
+}
+
 // verifyDue reports whether the Service's load balancer was last fully
 // synced VerifyPeriod ago. A Service first seen on a gated pass (after a
 // restart) counts as synced at a random point of the last period, so the
@@ -642,7 +707,7 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 			return &Binding{LB: lb}, nil
 		}
 	}
-	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
+	b, warnings, err := Bind(ctx, p, c.reuseRules(p), req)
 	if IsRefused(err) {
 		return nil, nil
 	}
@@ -671,6 +736,11 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 		return ErrFullSyncNeeded
 	}
 	req.Binding = b
+	if err := c.resolveBackends(ctx, req); err != nil {
+		observe(p.Kind(), VerbUpdate, start, err)
+		c.failed(svc, err)
+		return err
+	}
 	res, err := p.SyncBackends(ctx, req)
 	if errors.Is(err, ErrFullSyncNeeded) {
 		return err
@@ -694,7 +764,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 			return err
 		}
 	}
-	return c.markRegistered(ctx, svc, req, res)
+	return c.markRegistered(ctx, svc, req)
 }
 
 // syncFrozen updates only the backends of a Service whose load balancer
@@ -726,7 +796,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		verb = VerbCreation
 	}
 	start := time.Now()
-	b, warnings, err := Bind(ctx, p, p.ReuseRules(), req)
+	b, warnings, err := Bind(ctx, p, c.reuseRules(p), req)
 	c.warn(svc, &Result{Warnings: warnings})
 	var refused *RefusedError
 	if errors.As(err, &refused) {
@@ -751,6 +821,11 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
 		observe(p.Kind(), verb, start, err)
+		return err
+	}
+	if err := c.resolveBackends(ctx, req); err != nil {
+		observe(p.Kind(), verb, start, err)
+		c.failed(svc, err)
 		return err
 	}
 	c.noBackends(svc, req.Backends)
@@ -782,7 +857,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
 	}
 	klog.FromContext(ctx).V(2).Info("Ensured load balancer", "loadBalancer", res.LoadBalancerID, "took", time.Since(start))
-	return c.markRegistered(ctx, svc, req, res)
+	return c.markRegistered(ctx, svc, req)
 }
 
 // cleanup removes the cloud resources p made for svc, then p's finalizer
@@ -795,14 +870,14 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	start := time.Now()
 	s, _ := annotations.Parse(svc, c.defaultsFor(p))
 	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID]}
-	own, warnings, err := OwnLoadBalancer(ctx, p, req)
+	b, warnings, err := ReleaseSet(ctx, p, req)
 	if err != nil {
 		observe(p.Kind(), VerbDeletion, start, err)
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", cloud.StableMessage(err))
 		return err
 	}
 	c.warn(svc, &Result{Warnings: warnings})
-	req.Binding = &Binding{LB: own, Reused: s.Reused()}
+	req.Binding = b
 	what, err := p.Delete(ctx, req)
 	observe(p.Kind(), VerbDeletion, start, err)
 	if err != nil {
@@ -874,7 +949,7 @@ func (c *Controller) noBackends(svc *corev1.Service, backends map[int32][]Target
 
 // forget drops what the controller remembers of a Service.
 func (c *Controller) forget(key string, uid types.UID) {
-	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, annotations.EventNotApplied} {
+	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, EventOwnershipAmbiguous, EventBackendRejected, annotations.EventNotApplied} {
 		c.notes.Delete(noteKey(key, r))
 	}
 	if uid != "" {
@@ -883,6 +958,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 	}
 	c.health.forget(key)
 	c.gates.set(key, nil)
+	c.pods.m.Delete(key)
 }
 
 // failed reports a sync that did not finish. A cloud still configuring (a

@@ -30,6 +30,9 @@ type Target struct {
 	Port int32
 	// Weight is 0–100.
 	Weight int
+	// Pod is the pod an eni target's EndpointSlice names (nil when the
+	// slice names none): the backends resolver checks it.
+	Pod *corev1.ObjectReference
 }
 
 // Request is everything a Provider needs to reconcile one Service.
@@ -50,6 +53,14 @@ type Request struct {
 	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
+	// ENIs maps the eni targets' pod IPs to the ENIs holding them, as the
+	// controller's backends resolver (ResolveBackends) proved them: only
+	// these may be registered. Targets it refused are no longer in
+	// Backends.
+	ENIs map[string]string
+	// Unregistered are pod IPs the resolver kept out of Backends because no
+	// ENI holds them yet; their readiness gates wait.
+	Unregistered []string
 
 	// gated are the pods among the eni targets whose readiness gate waits
 	// for this sync (admitGated).
@@ -79,10 +90,6 @@ type Result struct {
 	// Ensure): each is set to its value, "" removes it, an absent key is
 	// left alone. They must be listed in OwnedLabels.
 	Labels map[string]string
-	// Unregistered are the pod IPs of eni Backends the provider could not
-	// register (no ENI holds them yet, see UnresolvedIPs): their pods'
-	// readiness gates stay unset.
-	Unregistered []string
 }
 
 // OwnedLabels are the Service labels the controller and its providers

@@ -1,14 +1,5 @@
 package service
 
-import (
-	"context"
-
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-)
-
 // Member is one backend server of a load balancer's server group (a CLB
 // vServer group backend or an NLB server), as the member diff needs it.
 type Member interface {
@@ -74,29 +65,4 @@ func Chunks[T any](items []T, n int) [][]T {
 		out = append(out, items)
 	}
 	return out
-}
-
-// ENIsByIP maps pod IPs to the ids of the ENIs holding them in a VPC, 100
-// IPs a DescribeNetworkInterfaces call (eni backends of CLB and NLB).
-func ENIsByIP(ctx context.Context, client *cloud.Client, vpcID string, ips []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, part := range Chunks(ips, 100) {
-		req := ecs.CreateDescribeNetworkInterfacesRequest()
-		req.VpcId = vpcID
-		req.PrivateIpAddress = &part
-		req.PageSize = requests.NewInteger(100)
-		resp, err := cloud.Do(ctx, client, cloud.ECS, "DescribeNetworkInterfaces", func(c *cloud.Clients) (*ecs.DescribeNetworkInterfacesResponse, error) {
-			return c.ECS.DescribeNetworkInterfaces(req)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range resp.NetworkInterfaceSets.NetworkInterfaceSet {
-			out[n.PrivateIpAddress] = n.NetworkInterfaceId
-			for _, s := range n.PrivateIpSets.PrivateIpSet {
-				out[s.PrivateIpAddress] = n.NetworkInterfaceId
-			}
-		}
-	}
-	return out, nil
 }

@@ -67,12 +67,28 @@ type Finder interface {
 	FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error)
 }
 
-// ReuseRules are the provider-specific parts of the reuse rules.
+// ReuseRules are the cluster's and the provider's parts of the reuse rules.
 type ReuseRules struct {
 	// VpcID, when set, refuses reusing a load balancer in another VPC (CLB:
 	// its backends must be in the cluster's VPC).
 	VpcID string
+	// Policy is the administrator's reuse policy (cloud-config
+	// loadBalancerReuse): ReuseAny ("" too), ReuseTagged or ReuseNone.
+	Policy string
 }
+
+// Reuse policies of the cloud config.
+const (
+	// ReuseAny lets a Service borrow any load balancer the other rules allow.
+	ReuseAny = "any"
+	// ReuseTagged allows only load balancers tagged TagReusable=true.
+	ReuseTagged = "tagged"
+	// ReuseNone refuses every id annotation.
+	ReuseNone = "none"
+	// TagReusable is the tag an administrator sets on a load balancer that
+	// Services may borrow under ReuseTagged.
+	TagReusable = "kubernetes.reusable"
+)
 
 // Binding is the load balancer a Service is proven to use.
 type Binding struct {
@@ -85,6 +101,11 @@ type Binding struct {
 	// exists; it seeds the next create token, so recreating it is a new
 	// create rather than a replay of the first.
 	Gone string
+	// Release, for Delete, are the borrowed load balancers the Service may
+	// hold listeners and groups on (ReleaseSet): the provider removes from
+	// each only what is named after the Service, and one that no longer
+	// exists counts as released.
+	Release []string
 }
 
 // Own returns the bound load balancer only when its tags prove it was
@@ -245,6 +266,14 @@ func bindReused(ctx context.Context, f Finder, rules ReuseRules, req *Request) (
 func checkReuse(lb *LoadBalancer, rules ReuseRules, req *Request, established bool) error {
 	s := req.Settings
 	key := s.Key("id")
+	switch rules.Policy {
+	case ReuseNone:
+		return refuse("the cluster's cloud config (loadBalancerReuse: none) does not let Services reuse load balancers; remove %s", key)
+	case ReuseTagged:
+		if !strings.EqualFold(lb.Tags[TagReusable], "true") {
+			return refuse("load balancer %s is not tagged %s=true by an administrator, and the cluster's cloud config (loadBalancerReuse: tagged) allows reusing only such load balancers through %s", lb.ID, TagReusable, key)
+		}
+	}
 	if v, ok := lb.Tags[naming.TagKeyDefaultName]; ok {
 		return refuse("load balancer %s was created by a cloud controller manager (tag %s=%s) and cannot be reused through %s", lb.ID, naming.TagKeyDefaultName, v, key)
 	}
@@ -296,7 +325,7 @@ func refuse(format string, args ...any) error {
 
 // OwnLoadBalancer finds the load balancer created for the Service, proven
 // by its tags (the label only saves the search); nil when there is none.
-// Delete acts on it; a borrowed one is released through the id annotation.
+// Delete acts on it; a borrowed one is released through ReleaseSet.
 func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer, []Warning, error) {
 	svc := req.Service
 	var warnings []Warning
@@ -307,9 +336,6 @@ func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer
 		}
 		if lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
 			return lb, nil, nil
-		}
-		if lb != nil && id != req.Settings.LoadBalancer.ID {
-			warnings = append(warnings, notOwnedWarning(id))
 		}
 	}
 	lb, err := p.FindTagged(ctx, naming.DefaultLBName(svc))
@@ -324,6 +350,47 @@ func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer
 	return lb, warnings, nil
 }
 
+// ReleaseSet is what Delete must release for req's Service, whatever its
+// annotations say now: its own load balancer (proven by tags, deleted or
+// preserved) and every borrowed load balancer it may hold listeners and
+// groups on. The borrowed ones are the id annotation's and the one the
+// loadbalancer-id label names when it is not the Service's own: the label
+// records the binding the last successful sync proved, so an id edited
+// after binding (refused for Ensure) still releases the load balancer the
+// Service really used. A forged label cannot hurt another Service: on a
+// borrowed load balancer only listeners and groups named after this
+// Service (namespace, name and cluster in their description) are removed.
+// With preserve-lb-on-delete nothing borrowed is released, as before.
+func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warning, error) {
+	own, warnings, err := OwnLoadBalancer(ctx, f, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &Binding{LB: own, Reused: req.Settings != nil && req.Settings.Reused()}
+	if req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete {
+		return b, warnings, nil
+	}
+	seen := map[string]bool{own.id(): true}
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			b.Release = append(b.Release, id)
+		}
+	}
+	if req.Settings != nil && req.Settings.Reused() {
+		add(req.Settings.LoadBalancer.ID)
+	}
+	add(req.LoadBalancerID)
+	return b, warnings, nil
+}
+
+func (lb *LoadBalancer) id() string {
+	if lb == nil {
+		return ""
+	}
+	return lb.ID
+}
+
 // Ready returns req with its Binding filled when the caller did not fill
 // it (tools and tests that drive a provider directly): Bind for Ensure and
 // SyncBackends, the Service's own load balancer for Delete. The caller's
@@ -334,11 +401,11 @@ func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Requ
 	}
 	r := *req
 	if forDelete {
-		own, _, err := OwnLoadBalancer(ctx, p, req)
+		b, _, err := ReleaseSet(ctx, p, req)
 		if err != nil {
 			return nil, err
 		}
-		r.Binding = &Binding{LB: own, Reused: req.Settings != nil && req.Settings.Reused()}
+		r.Binding = b
 		return &r, nil
 	}
 	b, _, err := Bind(ctx, p, p.ReuseRules(), req)

@@ -112,10 +112,13 @@ func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *ann
 				ungated[ref.UID] = true
 				continue
 			}
-			ns := ref.Namespace
-			if ns == "" {
-				ns = sl.Namespace
+			if ref.Namespace != "" && ref.Namespace != svc.Namespace {
+				// Whoever writes the Service's EndpointSlices must not
+				// reach another namespace's pods: their gates are never
+				// read nor set from here.
+				continue
 			}
+			ns := svc.Namespace
 			pod, err := c.kube.CoreV1().Pods(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				continue
@@ -126,6 +129,9 @@ func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *ann
 			}
 			if ref.UID != "" && pod.UID != ref.UID {
 				continue // a new pod of the same name: the slice is behind
+			}
+			if !holds(pod, e.Addresses[0]) {
+				continue // a hand-written endpoint claiming the pod
 			}
 			if !hasReadinessGate(pod, gate) {
 				ungated[pod.UID] = true
@@ -156,10 +162,10 @@ func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *ann
 
 // markRegistered sets the readiness gate condition True on the pending
 // pods whose IP the successful sync registered, each with one status
-// patch; pods the provider could not register (no ENI holds the IP yet)
-// wait for a later sync. A failed patch is a Warning on the Service and
+// patch; pods the backends resolver kept out (no ENI holds the IP yet, or
+// refused) wait for a later sync. A failed patch is a Warning on the Service and
 // fails the sync, so that it is retried.
-func (c *Controller) markRegistered(ctx context.Context, svc *corev1.Service, req *Request, res *Result) error {
+func (c *Controller) markRegistered(ctx context.Context, svc *corev1.Service, req *Request) error {
 	if len(req.gated) == 0 {
 		return nil
 	}
@@ -169,11 +175,6 @@ func (c *Controller) markRegistered(ctx context.Context, svc *corev1.Service, re
 			if t.IP != "" {
 				registered[t.IP] = true
 			}
-		}
-	}
-	if res != nil {
-		for _, ip := range res.Unregistered {
-			delete(registered, ip)
 		}
 	}
 	gate := ReadinessGate(svc.Name)
@@ -207,25 +208,14 @@ func (c *Controller) markRegistered(ctx context.Context, svc *corev1.Service, re
 	return errors.Join(errs...)
 }
 
-// UnresolvedIPs are the pod IPs of req's eni targets that resolved (pod
-// IP → ENI id) does not hold, which a provider cannot register: their
-// readiness gates must wait.
-func UnresolvedIPs(req *Request, resolved map[string]string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, ts := range req.Backends {
-		for _, t := range ts {
-			if t.IP == "" || seen[t.IP] {
-				continue
-			}
-			seen[t.IP] = true
-			if _, ok := resolved[t.IP]; !ok {
-				out = append(out, t.IP)
-			}
+// holds reports whether ip is one of the pod's addresses.
+func holds(pod *corev1.Pod, ip string) bool {
+	for _, p := range pod.Status.PodIPs {
+		if p.IP == ip {
+			return true
 		}
 	}
-	sort.Strings(out)
-	return out
+	return pod.Status.PodIP == ip && ip != ""
 }
 
 func hasReadinessGate(pod *corev1.Pod, gate corev1.PodConditionType) bool {

@@ -60,6 +60,23 @@ func TestAdmitGated(t *testing.T) {
 		}
 		return e
 	}
+	// Each pod holds its endpoint's address, but for "claimed", whose
+	// endpoint names it with another address (a hand-written slice).
+	ips := map[string]string{"ready": "10.0.0.1", "plain": "10.0.0.2", "waiting": "10.0.0.3", "settling": "10.0.0.4",
+		"failing": "10.0.0.5", "falsegate": "10.0.0.6", "terminating": "10.0.0.7", "other-svc-gate": "10.0.0.8",
+		"deleting": "10.0.0.9", "replaced": "10.0.0.10", "claimed": "10.0.0.99"}
+	claimed := gatePod("claimed", true, nil)
+	victim := gatePod("victim", true, nil)
+	victim.Namespace = "other"
+	pods = append(pods, claimed, victim)
+	for _, o := range pods {
+		p := o.(*corev1.Pod)
+		if ip := ips[p.Name]; ip != "" {
+			p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		}
+	}
+	cross := ep("10.0.0.14", "victim", false)
+	cross.TargetRef.Namespace = "other"
 	term := ep("10.0.0.7", "terminating", false)
 	term.Conditions.Terminating = ptr.To(true)
 	slice := &discoveryv1.EndpointSlice{
@@ -78,6 +95,8 @@ func TestAdmitGated(t *testing.T) {
 			ep("10.0.0.10", "replaced", false),
 			ep("10.0.0.11", "gone", false),
 			ep("10.0.0.12", "", false),
+			ep("10.0.0.13", "claimed", false),
+			cross,
 		},
 	}
 	orig := slice.DeepCopy()
@@ -120,12 +139,13 @@ func TestAdmitGated(t *testing.T) {
 	if !reflect.DeepEqual(slice, orig) {
 		t.Error("the informer's EndpointSlice was modified")
 	}
-	if got, want := gets(), []string{"deleting", "failing", "falsegate", "gone", "other-svc-gate", "plain", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
+	// The pod of another namespace is never read.
+	if got, want := gets(), []string{"claimed", "deleting", "failing", "falsegate", "gone", "other-svc-gate", "plain", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("first sync read pods %v, want %v", got, want)
 	}
 	// Pods without the gate are not read again.
 	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice})
-	if got, want := gets(), []string{"deleting", "failing", "falsegate", "gone", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
+	if got, want := gets(), []string{"claimed", "deleting", "failing", "falsegate", "gone", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second sync read pods %v, want %v", got, want)
 	}
 	// ecs backends: nothing is read or admitted.
@@ -141,7 +161,9 @@ func TestMarkRegistered(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	pods := []runtime.Object{gatePod("a", true, nil), gatePod("b", true, nil), gatePod("c", true, nil), gatePod("d", true, nil)}
 	req := &Request{
-		Backends: map[int32][]Target{80: {{IP: "10.0.0.1"}, {IP: "10.0.0.2"}, {IP: "10.0.0.4"}}},
+		// The resolver took 10.0.0.2 out of the backends: no ENI holds it.
+		Backends:     map[int32][]Target{80: {{IP: "10.0.0.1"}, {IP: "10.0.0.4"}}},
+		Unregistered: []string{"10.0.0.2"},
 		gated: []gatedPod{
 			{"ns", "a", "uid-a", "10.0.0.1"}, // registered
 			{"ns", "b", "uid-b", "10.0.0.2"}, // no ENI holds it
@@ -158,7 +180,7 @@ func TestMarkRegistered(t *testing.T) {
 	})
 	rec := record.NewFakeRecorder(10)
 	c := &Controller{kube: cs, recorder: rec}
-	err := c.markRegistered(context.Background(), svc, req, &Result{Unregistered: []string{"10.0.0.2"}})
+	err := c.markRegistered(context.Background(), svc, req)
 	if err == nil || !strings.Contains(err.Error(), "ns/d") {
 		t.Fatalf("err = %v, want the refused patch of ns/d", err)
 	}
@@ -181,27 +203,5 @@ func TestMarkRegistered(t *testing.T) {
 	}
 	if ev := <-rec.Events; !strings.HasPrefix(ev, "Warning "+EventReadinessGateFailed) {
 		t.Errorf("event %q", ev)
-	}
-}
-
-func TestUnresolvedIPs(t *testing.T) {
-	req := &Request{Backends: map[int32][]Target{
-		80:  {{IP: "10.0.0.2"}, {IP: "10.0.0.1"}},
-		443: {{IP: "10.0.0.1"}, {IP: "10.0.0.3"}, {InstanceID: "i-1"}},
-	}}
-	for _, tc := range []struct {
-		name     string
-		resolved map[string]string
-		want     []string
-	}{
-		{"none resolved", nil, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
-		{"some", map[string]string{"10.0.0.1": "eni-1"}, []string{"10.0.0.2", "10.0.0.3"}},
-		{"all", map[string]string{"10.0.0.1": "eni-1", "10.0.0.2": "eni-1", "10.0.0.3": "eni-2"}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := UnresolvedIPs(req, tc.resolved); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("UnresolvedIPs = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }

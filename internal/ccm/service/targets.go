@@ -198,6 +198,13 @@ func podTargets(sp corev1.ServicePort, s *annotations.Settings, slices []*discov
 			if e.NodeName != nil {
 				t.NodeName = *e.NodeName
 			}
+			if r := e.TargetRef; r != nil && r.Kind == "Pod" {
+				ref := *r
+				if ref.Namespace == "" {
+					ref.Namespace = sl.Namespace
+				}
+				t.Pod = &ref
+			}
 			ips = append(ips, t)
 		}
 	}

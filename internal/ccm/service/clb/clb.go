@@ -152,12 +152,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 	}
 	res.LoadBalancerID = lb.LoadBalancerId
 
-	eniIDs, err := p.resolveENIs(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	res.Unregistered = p.unregistered(req, eniIDs)
-	model := BuildModel(req, eniIDs)
+	model := BuildModel(req, req.ENIs)
 
 	var groups []CurrentGroup
 	var listeners []CurrentListener
@@ -239,11 +234,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err != nil {
 		return nil, fmt.Errorf("list vServer groups of %s: %w", lbID, err)
 	}
-	eniIDs, err := p.resolveENIs(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	model := BuildModel(req, eniIDs)
+	model := BuildModel(req, req.ENIs)
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.Create) > 0 || len(gplan.MissingBound) > 0 || len(gplan.Delete) > 0 {
 		return nil, service.ErrFullSyncNeeded
@@ -262,7 +253,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err != nil {
 		return nil, err
 	}
-	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings, Unregistered: p.unregistered(req, eniIDs)}, nil
+	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings}, nil
 }
 
 // syncGroups creates missing groups with their first batch of members and
@@ -340,41 +331,6 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 		}
 	}
 	return nil
-}
-
-// unregistered are the eni targets BuildModel leaves out: no ENI holds
-// their IP.
-func (p *Provider) unregistered(req *service.Request, eniIDs map[string]string) []string {
-	if req.Settings.Backend.Type != annotations.BackendENI {
-		return nil
-	}
-	return service.UnresolvedIPs(req, eniIDs)
-}
-
-// resolveENIs finds the ENI of every pod IP when backends are eni.
-func (p *Provider) resolveENIs(ctx context.Context, req *service.Request) (map[string]string, error) {
-	if req.Settings.Backend.Type != annotations.BackendENI {
-		return nil, nil
-	}
-	seen := map[string]bool{}
-	var ips []string
-	for _, ts := range req.Backends {
-		for _, t := range ts {
-			if t.IP != "" && !seen[t.IP] {
-				seen[t.IP] = true
-				ips = append(ips, t.IP)
-			}
-		}
-	}
-	sort.Strings(ips)
-	if len(ips) == 0 {
-		return nil, nil
-	}
-	m, err := p.api.enis(ctx, p.opts.VpcID, ips)
-	if err != nil {
-		return nil, fmt.Errorf("find the ENIs of pod IPs: %w", err)
-	}
-	return m, nil
 }
 
 func attributes(lb *slb.LoadBalancer) annotations.CloudLBAttributes {
@@ -598,8 +554,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		return "", errors.New("no settings to clean up with")
 	}
 	var done []string
-	if s.Reused() && !s.LoadBalancer.PreserveOnDelete {
-		id := s.LoadBalancer.ID
+	for _, id := range req.Binding.Release {
 		found, err := p.releaseReused(ctx, req, id)
 		if err != nil {
 			return "", err
@@ -621,12 +576,12 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	id := lb.LoadBalancerId
 	if s.LoadBalancer.PreserveOnDelete {
 		if lb.DeleteProtection == "on" {
-			if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
+			if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("turn off delete protection of preserved %s: %w", id, err)
 			}
 		}
 		if lb.ModificationProtectionStatus == "ConsoleProtection" {
-			if err := p.api.setModificationProtection(ctx, id, "NonProtection"); err != nil {
+			if err := p.api.setModificationProtection(ctx, id, "NonProtection"); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("turn off modification protection of preserved %s: %w", id, err)
 			}
 		}
@@ -637,14 +592,14 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			}
 		}
 		if len(keys) > 0 {
-			if err := p.api.untag(ctx, id, keys); err != nil {
+			if err := p.api.untag(ctx, id, keys); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("remove our tags from preserved %s: %w", id, err)
 			}
 		}
 		return strings.Join(append(done, fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id)), "; "), nil
 	}
 	if lb.DeleteProtection == "on" {
-		if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil {
+		if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil && !cloud.IsNotFound(err) {
 			return "", fmt.Errorf("turn off delete protection of %s: %w", id, err)
 		}
 	}
@@ -661,6 +616,8 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 // releaseReused removes what this Service put on a reused load balancer:
 // its listeners (only those proven ours), its groups, and its members of
 // bound groups. found is false when the load balancer no longer exists.
+// Whatever is already gone counts as released: a load balancer or group
+// deleted in the console must never keep the Service's finalizer.
 func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	ref := naming.For(req.Service, req.ClusterID)
 	listeners, err := p.api.listeners(ctx, id)
@@ -671,22 +628,29 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
 	plan := PlanListeners(nil, listeners, ref, false, nil)
-	if err := p.applyListeners(ctx, id, plan, nil); err != nil {
+	if err := p.applyListeners(ctx, id, plan, nil); err != nil && !cloud.IsNotFound(err) {
 		return true, err
 	}
 	groups, err := p.api.groups(ctx, id)
+	if cloud.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
 		return true, fmt.Errorf("list vServer groups of reused %s: %w", id, err)
 	}
 	bound := map[string]bool{}
-	for _, port := range req.Settings.Ports {
-		if port.VGroupID != "" {
-			bound[port.VGroupID] = true
+	if req.Settings != nil && req.Settings.LoadBalancer.ID == id {
+		// vgroup-port groups are named for the load balancer of the id
+		// annotation only.
+		for _, port := range req.Settings.Ports {
+			if port.VGroupID != "" {
+				bound[port.VGroupID] = true
+			}
 		}
 	}
 	for _, g := range groups {
 		if parsed, ours := ref.OwnsCLB(g.Name); ours {
-			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
+			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" && !cloud.IsNotFound(err) {
 				return true, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
 			}
 			continue
@@ -695,6 +659,9 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 			continue
 		}
 		cur, err := p.api.members(ctx, g.ID)
+		if cloud.IsNotFound(err) {
+			continue
+		}
 		if err != nil {
 			return true, fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
 		}
@@ -704,7 +671,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 				mine = append(mine, b)
 			}
 		}
-		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil {
+		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil && !cloud.IsNotFound(err) {
 			return true, fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
 		}
 	}

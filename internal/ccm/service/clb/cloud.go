@@ -405,11 +405,6 @@ func (a api) deleteLB(ctx context.Context, lbID string) error {
 	return err
 }
 
-// enis maps pod IPs to the ids of the ENIs holding them.
-func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
-	return service.ENIsByIP(ctx, a.c, vpcID, ips)
-}
-
 // lbsByTag lists every load balancer tagged key=value, page by page.
 func (a api) lbsByTag(ctx context.Context, key, value string) ([]slb.LoadBalancer, error) {
 	tags, _ := json.Marshal([]map[string]string{{"TagKey": key, "TagValue": value}})

@@ -95,7 +95,15 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 		}
 		matched[idx] = true
 		c := current[idx]
+		parsed, named := naming.ParseCLB(c.Description)
 		_, owned := ref.OwnsCLB(c.Description)
+		if !owned && named {
+			// Another Service's listener (of this cluster or another) is
+			// never taken over, force or not: two namespaces borrowing one
+			// load balancer must not hijack each other's ports.
+			plan.Conflicts = append(plan.Conflicts, fmt.Sprintf("listener %s:%d belongs to Service %s/%s (cluster %s) and is never taken over, even with force-override-listeners", c.Protocol, c.Port, parsed.Namespace, parsed.Name, parsed.ClusterID))
+			continue
+		}
 		if !owned && !force {
 			plan.Conflicts = append(plan.Conflicts, fmt.Sprintf("listener %s:%d (description %q) is not managed by this Service; set force-override-listeners to \"true\" to manage it", c.Protocol, c.Port, c.Description))
 			continue

@@ -691,11 +691,6 @@ func (a api) jobStatuses(ctx context.Context, ids []string) (map[string]string, 
 	return out, nil
 }
 
-// enis maps pod IPs to the ids of the ENIs holding them.
-func (a api) enis(ctx context.Context, vpcID string, ips []string) (map[string]string, error) {
-	return service.ENIsByIP(ctx, a.c, vpcID, ips)
-}
-
 // instanceIPs maps instance ids to their primary private IPs, and to their
 // primary ENI's first IPv6 address when they have one, 100 a call.
 func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, map[string]string, error) {

@@ -137,9 +137,16 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 		var keep = -1
 		for _, i := range hits {
 			c := current[i]
+			parsed, named := naming.ParseNLB(c.Description)
 			_, owned := ref.OwnsNLB(c.Description)
 			exact := c.Protocol == d.Protocol && c.Port == d.Port && c.StartPort == d.StartPort && c.EndPort == d.EndPort
 			switch {
+			case named && !owned:
+				// Another Service's listener is never taken over, force or
+				// not (see the CLB rule).
+				blocked = true
+				plan.Conflicts = append(plan.Conflicts, fmt.Sprintf("listener %s (%s:%d) belongs to Service %s/%s (cluster %s) and is never taken over, even with force-override-listeners",
+					c.ID, c.Protocol, c.Port, parsed.Namespace, parsed.Name, parsed.ClusterID))
 			case exact && keep < 0 && (owned || force):
 				keep = i
 			case owned:

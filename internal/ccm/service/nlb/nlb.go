@@ -184,9 +184,8 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if err != nil {
 		return nil, err
 	}
-	res.Unregistered = unregistered(req, addr)
 	model := BuildModel(req, addr)
-	gplan, err := p.planGroups(ctx, req, model)
+	gplan, err := p.planGroups(ctx, req, model, lb.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -221,12 +220,19 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	res.Labels = sr.labels()
 
 	var listeners []CurrentListener
-	if !created {
+	if !created && s.ManagesListeners() {
 		if listeners, err = p.api.listeners(ctx, lb.ID); err != nil {
 			return nil, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
 		}
 	}
-	lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
+	// The listeners of a borrowed load balancer are its owner's unless
+	// force-override-listeners says otherwise (as for CLB): none is
+	// created, changed or deleted, and the plan is empty.
+	var desired []Listener
+	if s.ManagesListeners() {
+		desired = model.Listeners
+	}
+	lplan := PlanListeners(desired, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
 	for _, c := range lplan.Conflicts {
 		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
 	}
@@ -284,7 +290,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 		return nil, err
 	}
 	model := BuildModel(req, addr)
-	gplan, err := p.planGroups(ctx, req, model)
+	gplan, err := p.planGroups(ctx, req, model, lbID)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +300,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err := p.syncGroups(ctx, req, "", model, gplan); err != nil {
 		return nil, err
 	}
-	return &service.Result{LoadBalancerID: lbID, Unregistered: unregistered(req, addr)}, nil
+	return &service.Result{LoadBalancerID: lbID}, nil
 }
 
 // managesCerts reports whether a listener of the model has its additional
@@ -306,15 +312,6 @@ func (m *Model) managesCerts() bool {
 		}
 	}
 	return false
-}
-
-// unregistered are the eni targets of Instance groups that no ENI holds:
-// the model leaves them out. Ip groups register pod IPs as they are.
-func unregistered(req *service.Request, addr Addresses) []string {
-	if req.Settings.Backend.Type != annotations.BackendENI || groupType(req.Settings) == GroupIP {
-		return nil
-	}
-	return service.UnresolvedIPs(req, addr.ENIs)
 }
 
 // unrelated reports whether one of our groups is not used by lbID.
@@ -332,7 +329,13 @@ func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
 
 // planGroups reads our groups (by the Service's default-name tag) and the
 // vgroup-port ones (by id) and plans them.
-func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model) (GroupPlan, error) {
+//
+// A vgroup-port group must be used by a listener of lbID, the load balancer
+// the Service is bound to: server groups are regional, so without this
+// any Service could name another team's group and add its Nodes, on its
+// own nodePort, behind that team's load balancer. Any other group counts
+// as missing, and the sync fails naming it before any member is written.
+func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model, lbID string) (GroupPlan, error) {
 	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
 	if err != nil {
 		return GroupPlan{}, fmt.Errorf("list server groups: %w", err)
@@ -350,12 +353,15 @@ func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Mode
 			return GroupPlan{}, fmt.Errorf("list server groups %s: %w", strings.Join(boundIDs, ", "), err)
 		}
 		for _, g := range gs {
-			bound[g.ID] = g
+			if lbID != "" && slices.Contains(g.RelatedLBs, lbID) {
+				bound[g.ID] = g
+			}
 		}
 	}
 	plan := PlanGroups(m.Groups, owned, bound, m.Ref)
 	if len(plan.MissingBound) > 0 {
-		return plan, fmt.Errorf("%s names server groups %s that do not exist", req.Settings.Key("vgroup-port"), strings.Join(plan.MissingBound, ", "))
+		return plan, fmt.Errorf("%s names server groups %s that do not exist or are not used by a listener of load balancer %s, the one this Service is bound to",
+			req.Settings.Key("vgroup-port"), strings.Join(plan.MissingBound, ", "), lbID)
 	}
 	plan.current = map[string]CurrentGroup{}
 	for _, g := range owned {
@@ -562,9 +568,8 @@ func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses
 	sort.Strings(keys)
 	var err error
 	if eni {
-		if addr.ENIs, err = p.api.enis(ctx, p.opts.VpcID, keys); err != nil {
-			return addr, fmt.Errorf("find the ENIs of pod IPs: %w", err)
-		}
+		// The controller's backends resolver found and proved them.
+		addr.ENIs = req.ENIs
 		return addr, nil
 	}
 	if addr.InstanceIPs, addr.InstanceIPv6s, err = p.api.instanceIPs(ctx, keys); err != nil {
@@ -768,6 +773,11 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 		// The annotation governs the user's groups; the source-ranges
 		// group of ours is never left because it is not listed.
 		sg := PlanSecurityGroups(lbs.SecurityGroupIDs, sr.userGroups(lb.SecurityGroupIDs))
+		if s.Reused() {
+			// A borrowed load balancer's groups are its owner's firewall:
+			// the annotation may add groups to it, never take one away.
+			sg.Leave = nil
+		}
 		// Leave first: the load balancer is in at most 4 groups.
 		for _, step := range []struct {
 			ids  []string
@@ -852,7 +862,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			return "Nothing deleted (preserve-lb-on-delete)", nil
 		}
 		if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
-			if err := p.api.protection(ctx, lb.ID, false); err != nil {
+			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
 			}
 		}
@@ -862,14 +872,13 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 				keys = append(keys, k)
 			}
 		}
-		if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil {
+		if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil && !cloud.IsNotFound(err) {
 			return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
 		}
 		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", lb.ID), nil
 	}
 	var done []string
-	if s.Reused() {
-		id := s.LoadBalancer.ID
+	for _, id := range req.Binding.Release {
 		found, err := p.releaseListeners(ctx, req, id)
 		if err != nil {
 			return "", err
@@ -879,11 +888,11 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		}
 	}
 	if lb != nil {
-		if err := p.settle(ctx, lb.ID); err != nil {
+		if err := p.settle(ctx, lb.ID); err != nil && !cloud.IsNotFound(err) {
 			return "", err
 		}
 		if lb.DeletionProtection {
-			if err := p.api.protection(ctx, lb.ID, false); err != nil {
+			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("turn off the protections of %s: %w", lb.ID, err)
 			}
 		}
@@ -902,11 +911,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err != nil {
 		return "", err
 	}
-	reusedID := ""
-	if s.Reused() {
-		reusedID = s.LoadBalancer.ID
-	}
-	if sgs, err := p.deleteSourceRangeGroups(ctx, req, reusedID); err != nil {
+	if sgs, err := p.deleteSourceRangeGroups(ctx, req, req.Binding.Release); err != nil {
 		return "", err
 	} else if sgs > 0 {
 		done = append(done, fmt.Sprintf("deleted %d security group(s) of loadBalancerSourceRanges", sgs))
@@ -941,7 +946,9 @@ func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) 
 // longer exists.
 func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, id string) (found bool, err error) {
 	model := BuildModel(req, Addresses{})
-	if err := p.settle(ctx, id); err != nil {
+	if err := p.settle(ctx, id); cloud.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	listeners, err := p.api.listeners(ctx, id)
@@ -952,11 +959,17 @@ func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, i
 		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
 	_, pending, err := p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
+	if cloud.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
 		return true, err
 	}
 	// The groups deleted next must be free of the listeners.
-	return true, p.wait(ctx, "listener deletion on "+id, pending)
+	if err := p.wait(ctx, "listener deletion on "+id, pending); err != nil && !cloud.IsNotFound(err) {
+		return true, err
+	}
+	return true, nil
 }
 
 // removeBoundMembers takes this Service's servers (those carrying its

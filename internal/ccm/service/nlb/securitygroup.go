@@ -306,10 +306,19 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 	}
 	log := klog.FromContext(ctx)
 	joined := func(id string) bool { return slices.Contains(lb.SecurityGroupIDs, id) }
+	var warnings []service.Warning
+	if req.Settings.Reused() && len(sr.ranges.Prefixes) > 0 {
+		// Our group drops everything but the ranges on every port of the
+		// load balancer, its owner's listeners included: refused, as the
+		// existing CCM refuses it.
+		warnings = append(warnings, service.Warning{Reason: service.EventSourceRangesIgnored, Message: fmt.Sprintf(
+			"loadBalancerSourceRanges are not applied to reused load balancer %s: its security group would filter every port of it, not only this Service's; use a load balancer of the Service's own", lb.ID)})
+		sr.ranges.Prefixes = nil
+	}
 	if len(sr.ranges.Prefixes) == 0 {
 		none := ""
 		sr.label = &none
-		return nil, p.dropSourceRangeGroups(ctx, lb.ID, sr.owned, joined)
+		return warnings, p.dropSourceRangeGroups(ctx, lb.ID, sr.owned, joined)
 	}
 	desc := SecurityGroupRuleDescription(req.Service.Namespace, req.Service.Name, req.ClusterID)
 	owned := append([]string(nil), sr.owned...)
@@ -400,7 +409,7 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, lbID string, ids [
 // deleteSourceRangeGroups deletes the Service's groups when the Service is
 // deleted, after its load balancer; reusedID is the id annotation's load
 // balancer, which leaves them first. Only Services with ranges read.
-func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Request, reusedID string) (int, error) {
+func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Request, reused []string) (int, error) {
 	if service.ParseSourceRanges(req.Service).Empty() {
 		return 0, nil
 	}
@@ -411,7 +420,7 @@ func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Req
 	if len(owned) == 0 {
 		return 0, nil
 	}
-	if reusedID != "" {
+	for _, reusedID := range reused {
 		lb, err := p.api.getLB(ctx, reusedID)
 		if err != nil && !cloud.IsNotFound(err) {
 			return 0, fmt.Errorf("read reused load balancer %s: %w", reusedID, err)
