@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 )
 
 // member is one backend server as the SLB API reports it.
@@ -51,37 +49,15 @@ func members(t *testing.T, lbID, group string) []member {
 // kwok gives pods addresses from the Nodes' podCIDR (the cluster CIDR),
 // which no ENI can hold, while the CLB applier resolves each endpoint IP
 // to the ENI holding it (ECS DescribeNetworkInterfaces) as on a Terway
-// cluster. So the test seeds an ECS instance whose secondary ENI holds
-// three VPC addresses and publishes them as the Service's endpoints in an
-// EndpointSlice of its own, which is what Terway pods look like to the
-// CCM.
+// cluster. So the test takes three addresses of the pod host's secondary
+// ENI (a Node's, as Terway's are) and publishes them as the Service's
+// endpoints in an EndpointSlice of its own, which is what Terway pods look
+// like to the CCM.
 func TestENIBackends(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	sws := vswitches(t)
-	ids, err := cloud.Seed(&api.Seed{Instances: []api.SeedInstance{{
-		Name: "svc-eni-host", InstanceType: "ecs.g7.large", VSwitchID: sws[0].VSwitchId,
-		SecondaryENIs: []api.SeedENI{{PrivateIPs: []string{"", "", ""}}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eniID := ids["eni"][len(ids["eni"])-1]
-	nr := ecs.CreateDescribeNetworkInterfacesRequest()
-	nr.NetworkInterfaceId = &[]string{eniID}
-	nresp, err := ecsClient(t).DescribeNetworkInterfaces(nr)
-	if err != nil || len(nresp.NetworkInterfaceSets.NetworkInterfaceSet) != 1 {
-		t.Fatalf("describe ENI %s: %v", eniID, err)
-	}
-	var podIPs []string
-	for _, s := range nresp.NetworkInterfaceSets.NetworkInterfaceSet[0].PrivateIpSets.PrivateIpSet {
-		podIPs = append(podIPs, s.PrivateIpAddress)
-	}
-	sort.Strings(podIPs)
-	if len(podIPs) != 3 {
-		t.Fatalf("ENI %s holds %v, want 3 addresses", eniID, podIPs)
-	}
-
+	// The pod host's ENI, attached to a Node's instance as Terway's are.
+	eniID, podIPs := podHostENI, podHostIPs[:3]
 	name := "eni"
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
 	svc.Spec.Selector = nil // endpoints are published by the test, as Terway pods would be

@@ -328,6 +328,11 @@ func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) 
 			}
 			return nil, "" // another controller's Service
 		}
+		if strings.EqualFold(d.Unserved, bound.Kind()) {
+			// The annotation agrees with the binding (an NLB made while
+			// the gate was on): keep serving it.
+			return bound, ""
+		}
 		return nil, msg + fmt.Sprintf("; the Service keeps its %s load balancer unchanged until the annotation is fixed or the Service is deleted", bound.Kind())
 	}
 	for _, cand := range c.providers {
@@ -673,8 +678,10 @@ func (c *Controller) request(ctx context.Context, svc *corev1.Service, settings 
 	if err != nil {
 		return nil, err
 	}
-	slices, gated := c.admitGated(ctx, svc, settings, c.slicesOf(svc))
+	all := c.slicesOf(svc)
+	slices, gated := c.admitGated(ctx, svc, settings, all)
 	return &Request{
+		foreign: foreignPods(svc, settings, all),
 		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
 		Backends:       ComputeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],

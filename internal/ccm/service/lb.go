@@ -65,6 +65,9 @@ type Request struct {
 	// gated are the pods among the eni targets whose readiness gate waits
 	// for this sync (admitGated).
 	gated []gatedPod
+	// foreign are the not-ready endpoints naming pods of other namespaces
+	// (foreignPods): never read, admitted nor marked, and reported.
+	foreign []string
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning

@@ -24,6 +24,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -100,19 +101,67 @@ func setup() error {
 		nodeNames = append(nodeNames, name)
 		instances[name] = ids["instance"][1+i]
 	}
+	if err := seedPodHost(ctx, cs); err != nil {
+		return err
+	}
 	// The CCM's node controller initializes them (providerID, taint removed).
-	return ccmtest.WaitNodesInitialized(ctx, cs, nodeNames, 50*time.Second)
+	return ccmtest.WaitNodesInitialized(ctx, cs, append([]string{podHost}, nodeNames...), 50*time.Second)
+}
+
+// The pod host is a Node whose instance has a secondary ENI holding pod
+// addresses, as a Terway Node has: eni backends are registrable only on
+// the ENIs of the cluster's Nodes. It is excluded from load balancers, so
+// it is never an ecs backend and nodeCount stays the backends' count.
+const podHost = "pods-host"
+
+var (
+	// podHostENI is the pod host's secondary ENI.
+	podHostENI string
+	// podHostIPs are the addresses podHostENI holds, sorted; tests take
+	// disjoint ranges of them.
+	podHostIPs []string
+)
+
+func seedPodHost(ctx context.Context, cs kubernetes.Interface) error {
+	c := emulatortest.For(cloud, accessKeyID, accessKeySecret)
+	node, err := c.Instance(instances[nodeNames[0]])
+	if err != nil {
+		return err
+	}
+	ids, err := cloud.Seed(&api.Seed{Instances: []api.SeedInstance{{
+		Name: "svc-pods-host", InstanceType: "ecs.g7.large", VSwitchID: node.VpcAttributes.VSwitchId,
+		SecondaryENIs: []api.SeedENI{{PrivateIPs: make([]string, 10)}},
+	}}})
+	if err != nil {
+		return fmt.Errorf("seed the pod host: %w", err)
+	}
+	podHostENI = ids["eni"][len(ids["eni"])-1]
+	if podHostIPs, err = c.ENIAddresses(podHostENI); err != nil {
+		return err
+	}
+	ips, err := c.PrivateIPs(ids["instance"])
+	if err != nil {
+		return err
+	}
+	_, err = localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: podHost, InternalIP: ips[ids["instance"][0]], Kwok: true,
+		Labels: map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"}})
+	return err
 }
 
 // startCCM starts a CCM process (a new one after stopCCM: a restart).
 func startCCM() error {
+	// The type annotation gate lets a test move a Service between CLB
+	// and NLB (spec.loadBalancerClass is immutable).
+	return startCCMWith("Global:\n  clusterID: " + clusterID + "\n  featureGates: LoadBalancerTypeAnnotation=true\n")
+}
+
+// startCCMWith starts a CCM process reading cloudConfig.
+func startCCMWith(cloudConfig string) error {
 	var err error
 	ccm, err = ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{
 		Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(),
 		AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret,
-		// The type annotation gate lets a test move a Service between CLB
-		// and NLB (spec.loadBalancerClass is immutable).
-		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n  featureGates: LoadBalancerTypeAnnotation=true\n",
+		CloudConfig: cloudConfig,
 		Args:        []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=false", "--v=4"},
 		LogPath:     filepath.Join(logDir, fmt.Sprintf("cloud-controller-manager-%d.log", ccmSeq.Add(1))),
 	})
@@ -237,9 +286,15 @@ func updateService(t *testing.T, name string, mutate func(*corev1.Service)) {
 // waitIngress waits for an address in status and returns the Service.
 func waitIngress(t *testing.T, name string, timeout time.Duration) *corev1.Service {
 	t.Helper()
+	return waitIngressIn(t, ns, name, timeout)
+}
+
+// waitIngressIn is waitIngress in namespace namespace.
+func waitIngressIn(t *testing.T, namespace, name string, timeout time.Duration) *corev1.Service {
+	t.Helper()
 	var svc *corev1.Service
-	poll(t, timeout, "ingress of "+name, func(ctx context.Context) (bool, error) {
-		s, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	poll(t, timeout, "ingress of "+namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		s, err := kube(t).CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -252,15 +307,22 @@ func waitIngress(t *testing.T, name string, timeout time.Duration) *corev1.Servi
 // deleteService deletes a Service and waits until it is gone (finalizer removed).
 func deleteService(t *testing.T, name string) {
 	t.Helper()
-	err := kube(t).CoreV1().Services(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	deleteServiceIn(t, ns, name, 30*time.Second)
+}
+
+// deleteServiceIn deletes a Service of namespace and waits, at most
+// within, until it is gone; it returns how long that took.
+func deleteServiceIn(t *testing.T, namespace, name string, within time.Duration) time.Duration {
+	t.Helper()
+	err := kube(t).CoreV1().Services(namespace).Delete(context.Background(), name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
-		return
+		return 0
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 30*time.Second, "deletion of "+name, func(ctx context.Context) (bool, error) {
-		_, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	return poll(t, within, "deletion of "+namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		_, err := kube(t).CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -328,8 +390,14 @@ func groupMembers(t *testing.T, id string) map[string]map[string]int {
 // events returns the reasons and messages of the Service's events.
 func events(t *testing.T, name string) []corev1.Event {
 	t.Helper()
+	return eventsIn(t, ns, name)
+}
+
+// eventsIn is events in namespace namespace.
+func eventsIn(t *testing.T, namespace, name string) []corev1.Event {
+	t.Helper()
 	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": "Service"}.AsSelector().String()
-	list, err := kube(t).CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: sel})
+	list, err := kube(t).CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,9 +406,16 @@ func events(t *testing.T, name string) []corev1.Event {
 
 func waitEvent(t *testing.T, name, reason, contains string) corev1.Event {
 	t.Helper()
+	return waitEventIn(t, ns, name, reason, contains)
+}
+
+// waitEventIn waits for an event of the Service namespace/name with reason
+// whose message contains contains.
+func waitEventIn(t *testing.T, namespace, name, reason, contains string) corev1.Event {
+	t.Helper()
 	var found corev1.Event
-	poll(t, 20*time.Second, "event "+reason+" on "+name, func(ctx context.Context) (bool, error) {
-		for _, e := range events(t, name) {
+	poll(t, 20*time.Second, "event "+reason+" on "+namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		for _, e := range eventsIn(t, namespace, name) {
 			if e.Reason == reason && strings.Contains(e.Message, contains) {
 				found = e
 				return true, nil

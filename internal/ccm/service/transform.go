@@ -90,8 +90,10 @@ func slimSlice(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 				Conditions: discoveryv1.EndpointConditions{Ready: e.Conditions.Ready, Terminating: e.Conditions.Terminating},
 				NodeName:   e.NodeName,
 			}
-			if !endpointReady(e) && e.TargetRef != nil {
-				r := e.TargetRef
+			if r := e.TargetRef; r != nil && r.Kind == "Pod" {
+				// The backends resolver checks the pod an eni endpoint
+				// names (its namespace, that it holds the address), and
+				// readiness gates read it; other kinds name no pod.
 				se.TargetRef = &corev1.ObjectReference{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
 			}
 			out.Endpoints[i] = se

@@ -73,8 +73,8 @@ func TestSlimSlice(t *testing.T) {
 		if e.Hostname != nil || e.Zone != nil || e.Hints != nil || e.Conditions.Serving != nil {
 			t.Errorf("endpoint %d keeps an unread field: %+v", i, e)
 		}
-		if ready := endpointReady(e); ready != (e.TargetRef == nil) {
-			t.Errorf("endpoint %d (ready %v): targetRef %+v; only not-ready endpoints keep it", i, ready, e.TargetRef)
+		if e.TargetRef == nil || e.TargetRef.ResourceVersion != "" {
+			t.Errorf("endpoint %d: targetRef %+v; every pod reference is kept, without its resourceVersion", i, e.TargetRef)
 		}
 	}
 	if r := slim.Endpoints[3].TargetRef; r.Kind != "Pod" || r.Name != "pod-10.0.0.4" || r.Namespace != "default" || r.UID != "uid-10.0.0.4" || r.ResourceVersion != "" {

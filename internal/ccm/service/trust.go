@@ -10,6 +10,8 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -149,6 +151,7 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
+	rejected = append(rejected, req.foreign...)
 	req.ENIs, req.Unregistered = enis, unresolved
 	for port, ts := range req.Backends {
 		kept := ts[:0:0]
@@ -287,4 +290,26 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 	}
 	sort.Strings(rejected)
 	return enis, rejected, unresolved, nil
+}
+
+// foreignPods lists the not-ready endpoints of eni Services whose targetRef
+// names a pod in another namespace: a readiness gate must never be read or
+// set there, and the user is told why the endpoint stays out. (Ready ones
+// reach ResolveENIs as targets and are refused there.)
+func foreignPods(svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice) []string {
+	if s == nil || s.Backend.Type != annotations.BackendENI {
+		return nil
+	}
+	var out []string
+	for _, sl := range slices {
+		for _, e := range sl.Endpoints {
+			r := e.TargetRef
+			if endpointReady(e) || r == nil || r.Kind != "Pod" || r.Namespace == "" || r.Namespace == svc.Namespace || len(e.Addresses) == 0 {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s names pod %s/%s in another namespace", e.Addresses[0], r.Namespace, r.Name))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

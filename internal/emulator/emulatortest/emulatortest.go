@@ -4,6 +4,7 @@ package emulatortest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"testing"
@@ -157,6 +158,45 @@ func (env *Env) PrivateIPs(ids []string) (map[string]string, error) {
 	if len(out) != len(ids) {
 		return nil, fmt.Errorf("found %d of %d instances", len(out), len(ids))
 	}
+	return out, nil
+}
+
+// Instance reads one instance through the SDK.
+func (env *Env) Instance(id string) (*ecs.Instance, error) {
+	c, err := env.NewECS()
+	if err != nil {
+		return nil, err
+	}
+	req := ecs.CreateDescribeInstancesRequest()
+	req.InstanceIds = `["` + id + `"]`
+	resp, err := c.DescribeInstances(req)
+	if err != nil {
+		return nil, fmt.Errorf("describe instance %s: %w", id, err)
+	}
+	if len(resp.Instances.Instance) != 1 {
+		return nil, fmt.Errorf("instance %s not found", id)
+	}
+	return &resp.Instances.Instance[0], nil
+}
+
+// ENIAddresses returns the private addresses an ENI holds, sorted, read
+// through the SDK.
+func (env *Env) ENIAddresses(id string) ([]string, error) {
+	c, err := env.NewECS()
+	if err != nil {
+		return nil, err
+	}
+	req := ecs.CreateDescribeNetworkInterfacesRequest()
+	req.NetworkInterfaceId = &[]string{id}
+	resp, err := c.DescribeNetworkInterfaces(req)
+	if err != nil || len(resp.NetworkInterfaceSets.NetworkInterfaceSet) != 1 {
+		return nil, fmt.Errorf("describe ENI %s: %v", id, err)
+	}
+	var out []string
+	for _, s := range resp.NetworkInterfaceSets.NetworkInterfaceSet[0].PrivateIpSets.PrivateIpSet {
+		out = append(out, s.PrivateIpAddress)
+	}
+	sort.Strings(out)
 	return out, nil
 }
 
