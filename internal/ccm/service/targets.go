@@ -199,7 +199,7 @@ func podTargets(sp corev1.ServicePort, s *annotations.Settings, slices []*discov
 				t.NodeName = *e.NodeName
 			}
 			if r := e.TargetRef; r != nil && r.Kind == "Pod" {
-				ref := *r
+				ref := corev1.ObjectReference{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
 				if ref.Namespace == "" {
 					ref.Namespace = sl.Namespace
 				}

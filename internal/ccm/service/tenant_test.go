@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 )
@@ -359,7 +361,7 @@ func TestTenantListenerTakeover(t *testing.T) {
 	}
 	seq := lastSeq()
 	createIn(t, attackerNS, newService(svcSpec{name: "shared", ports: []int32{8081}, annotations: force}))
-	waitEventIn(t, attackerNS, "shared", "ListenerConflict", victimNS+"/shared")
+	waitEventIn(t, attackerNS, "shared", clb.EventListenerConflict, victimNS+"/shared")
 	after, _ := clbListener(t, lb, 8081, "tcp")
 	if clbString(after) != clbString(before) {
 		t.Fatalf("victim listener changed:\n%s\n%s", clbString(before), clbString(after))
@@ -396,13 +398,18 @@ func TestTenantBorrowedNLB(t *testing.T) {
 	sgr.VpcId, sgr.SecurityGroupType, sgr.SecurityGroupName = vpcID, "enterprise", "owners-firewall"
 	sg, err := ecsClient(t).CreateSecurityGroup(sgr)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("create the owner's security group: %v", err)
 	}
 	jr := nlb.CreateLoadBalancerJoinSecurityGroupRequest()
 	jr.LoadBalancerId, jr.SecurityGroupIds = user, &[]string{sg.SecurityGroupId}
-	if _, err := nlbClient(t).LoadBalancerJoinSecurityGroup(jr); err != nil {
-		t.Fatal(err)
-	}
+	// A new NLB refuses the join while it is provisioning.
+	poll(t, 30*time.Second, "the owner's security group joined", func(ctx context.Context) (bool, error) {
+		_, err := nlbClient(t).LoadBalancerJoinSecurityGroup(jr)
+		if err != nil {
+			return false, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+		return true, nil
+	})
 	name := "borrow-nlb"
 	svc := nlbService(t, name, map[string]string{annotations.Key("id"): user, annotations.Key("security-group-ids"): ""})
 	svc.Spec.LoadBalancerSourceRanges = []string{"10.1.0.0/16"}
