@@ -86,7 +86,7 @@ func markSummary(m marking) string {
 
 func TestDiff(t *testing.T) {
 	nodes := nodeSet{
-		Targets:           []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
+		Targets: []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
 		// ex is excluded by label; unk's Ready is Unknown (left alone, not released).
 		ExcludedNodes:     map[string]bool{"ex": true, "unk": true},
 		ExcludedInstances: map[string]bool{"i-ex": true, "i-unk": true},
