@@ -104,11 +104,16 @@ type Controller struct {
 	// IPv6 podCIDR gets no route.
 	v6 ipv6State
 
+	// goneMu guards known and goneExcluded.
+	goneMu sync.Mutex
+	// known are the Nodes whose add event was handled and delete event was
+	// not: the informer drops a Node from the lister before it calls the
+	// delete handler, and only that handler can say whether it was excluded.
+	known map[string]bool
 	// goneExcluded are the excluded Nodes deleted before a pass handed off
 	// their entries (label and deletion in one aggregation window), by
 	// name, with their providerID: the lister no longer has them, and
 	// without this the pass would delete their marked entries as stale.
-	goneMu       sync.Mutex
 	goneExcluded map[string]string
 }
 
@@ -164,7 +169,7 @@ func New(opts Options) (*Controller, error) {
 	c := &Controller{
 		opts: opts, cloud: opts.Cloud, kube: opts.KubeClient, recorder: opts.Recorder, clusterCIDRs: cidrs,
 		nodes: opts.NodeInformer.Lister(), nodesSynced: opts.NodeInformer.Informer().HasSynced,
-		tables: tables, key: key, goneExcluded: map[string]string{},
+		tables: tables, key: key, known: map[string]bool{}, goneExcluded: map[string]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
@@ -173,7 +178,12 @@ func New(opts Options) (*Controller, error) {
 		// The Nodes of the initial listing are covered by the first pass,
 		// which Run starts once the cache has them: queueing another for
 		// them would list every table twice on each start.
-		AddFunc: func(_ any, initial bool) {
+		AddFunc: func(obj any, initial bool) {
+			if n, ok := obj.(*corev1.Node); ok {
+				c.goneMu.Lock()
+				c.known[n.Name] = true
+				c.goneMu.Unlock()
+			}
 			if !initial {
 				c.nodeEvent()
 			}
@@ -247,21 +257,30 @@ func (c *Controller) nodeDeleted(obj any) {
 	}
 	if n, ok := obj.(*corev1.Node); ok {
 		c.written.Delete(n.Name)
+		c.goneMu.Lock()
+		delete(c.known, n.Name)
 		if excluded(n) {
-			c.goneMu.Lock()
 			c.goneExcluded[n.Name] = n.Spec.ProviderID
-			c.goneMu.Unlock()
 		}
+		c.goneMu.Unlock()
 	}
 	c.nodeEvent()
 }
 
-// withGoneExcluded adds the deleted excluded Nodes to ns: their entries are
-// left alone and handed off like a live excluded Node's. A Node listed
-// again under the name decides for itself. It returns the names added.
-func (c *Controller) withGoneExcluded(ns nodeSet, byName map[string]*corev1.Node) []string {
+// withGoneNodes adds to ns the Nodes the lister no longer has but whose
+// entries are not stale yet: deleted excluded Nodes, whose entries are left
+// alone and handed off like a live excluded Node's, and Nodes whose delete
+// event is still on its way, left alone until that event brings the next
+// pass. A Node listed again under the name decides for itself. It returns
+// the deleted excluded Nodes added.
+func (c *Controller) withGoneNodes(ns nodeSet, byName map[string]*corev1.Node) []string {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
+	for name := range c.known {
+		if _, live := byName[name]; !live {
+			ns.ExcludedNodes[name] = true
+		}
+	}
 	var names []string
 	for name, providerID := range c.goneExcluded {
 		if _, live := byName[name]; live {

@@ -90,7 +90,7 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	}
 	ns, skips := nodesToTargets(all, c.clusterCIDRs, c.cloud.Region())
 	ns = c.ipv6Targets(ctx, ns, byName)
-	gone := c.withGoneExcluded(ns, byName)
+	gone := c.withGoneNodes(ns, byName)
 	for _, s := range skips {
 		logger.V(4).Info("Node gets no route", "node", s.Node, "reason", s.Reason)
 	}
