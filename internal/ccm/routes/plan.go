@@ -124,8 +124,11 @@ type nodeSet struct {
 func marker(clusterID string) string { return "k8s/" + clusterID + "/" }
 
 // description is the Description given to a Node's entries.
-func description(clusterID, node string) string {
-	d := marker(clusterID) + node
+func description(clusterID, node string) string { return prefixed(marker(clusterID), node) }
+
+// prefixed is prefix+node within the cloud's Description limit.
+func prefixed(prefix, node string) string {
+	d := prefix + node
 	if len(d) > maxDescription {
 		d = d[:maxDescription]
 	}
@@ -150,11 +153,7 @@ func releasedMarker(clusterID string) string { return "k8s-excluded/" + clusterI
 // releasedDescription is the Description an excluded Node's entry is
 // handed off with.
 func releasedDescription(clusterID, node string) string {
-	d := releasedMarker(clusterID) + node
-	if len(d) > maxDescription {
-		d = d[:maxDescription]
-	}
-	return d
+	return prefixed(releasedMarker(clusterID), node)
 }
 
 // released reports whether an entry was handed off by this cluster.

@@ -451,6 +451,9 @@ func TestDescriptionMarker(t *testing.T) {
 	if long := description("c1", strings.Repeat("x", 300)); len(long) != maxDescription {
 		t.Errorf("long description has %d characters, want %d", len(long), maxDescription)
 	}
+	if long := releasedDescription("c1", strings.Repeat("x", 300)); len(long) != maxDescription || !released("c1", long) {
+		t.Errorf("long hand-off has %d characters, want %d", len(long), maxDescription)
+	}
 }
 
 func TestNewValidates(t *testing.T) {
