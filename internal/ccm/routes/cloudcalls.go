@@ -199,7 +199,7 @@ func (c *Controller) deleteBatch(ctx context.Context, table string, batch []dele
 	return failed, nil
 }
 
-// markEntry writes the Node's Description onto an adopted entry. The API
+// markEntry writes a marking's Description onto its entry. The API
 // takes one entry a call; the VPC may answer TaskConflict while a route
 // task of this pass is still running, which is waited out.
 func (c *Controller) markEntry(ctx context.Context, m marking) error {
@@ -208,12 +208,12 @@ func (c *Controller) markEntry(ctx context.Context, m marking) error {
 			req := vpc.CreateModifyRouteEntryRequest()
 			req.RegionId = c.cloud.Region()
 			req.RouteEntryId = m.Entry.ID
-			req.Description = description(c.opts.ClusterID, m.Node)
+			req.Description = m.Description
 			return cl.VPC.ModifyRouteEntry(req)
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("mark entry %s (%s) of route table %s as Node %s's: %w", m.Entry.ID, m.Entry.Dst, m.Entry.Table, m.Node, err)
+		return fmt.Errorf("set Description %q on entry %s (%s) of route table %s: %w", m.Description, m.Entry.ID, m.Entry.Dst, m.Entry.Table, err)
 	}
 	return nil
 }

@@ -103,6 +103,18 @@ type Controller struct {
 	// v6 caches whether the VPC has IPv6 and which Nodes were told their
 	// IPv6 podCIDR gets no route.
 	v6 ipv6State
+
+	// goneMu guards known and goneExcluded.
+	goneMu sync.Mutex
+	// known are the Nodes whose add event was handled and delete event was
+	// not: the informer drops a Node from the lister before it calls the
+	// delete handler, and only that handler can say whether it was excluded.
+	known map[string]bool
+	// goneExcluded are the excluded Nodes deleted before a pass handed off
+	// their entries (label and deletion in one aggregation window), by
+	// name, with their providerID: the lister no longer has them, and
+	// without this the pass would delete their marked entries as stale.
+	goneExcluded map[string]string
 }
 
 // New validates opts and wires the Node event handlers.
@@ -157,7 +169,7 @@ func New(opts Options) (*Controller, error) {
 	c := &Controller{
 		opts: opts, cloud: opts.Cloud, kube: opts.KubeClient, recorder: opts.Recorder, clusterCIDRs: cidrs,
 		nodes: opts.NodeInformer.Lister(), nodesSynced: opts.NodeInformer.Informer().HasSynced,
-		tables: tables, key: key,
+		tables: tables, key: key, known: map[string]bool{}, goneExcluded: map[string]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
@@ -166,7 +178,12 @@ func New(opts Options) (*Controller, error) {
 		// The Nodes of the initial listing are covered by the first pass,
 		// which Run starts once the cache has them: queueing another for
 		// them would list every table twice on each start.
-		AddFunc: func(_ any, initial bool) {
+		AddFunc: func(obj any, initial bool) {
+			if n, ok := obj.(*corev1.Node); ok {
+				c.goneMu.Lock()
+				c.known[n.Name] = true
+				c.goneMu.Unlock()
+			}
 			if !initial {
 				c.nodeEvent()
 			}
@@ -240,8 +257,53 @@ func (c *Controller) nodeDeleted(obj any) {
 	}
 	if n, ok := obj.(*corev1.Node); ok {
 		c.written.Delete(n.Name)
+		c.goneMu.Lock()
+		delete(c.known, n.Name)
+		if excluded(n) {
+			c.goneExcluded[n.Name] = n.Spec.ProviderID
+		}
+		c.goneMu.Unlock()
 	}
 	c.nodeEvent()
+}
+
+// withGoneNodes adds to ns the Nodes the lister no longer has but whose
+// entries are not stale yet: deleted excluded Nodes, whose entries are left
+// alone and handed off like a live excluded Node's, and Nodes whose delete
+// event is still on its way, left alone until that event brings the next
+// pass. A Node listed again under the name decides for itself. It returns
+// the deleted excluded Nodes added.
+func (c *Controller) withGoneNodes(ns nodeSet, byName map[string]*corev1.Node) []string {
+	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
+	for name := range c.known {
+		if _, live := byName[name]; !live {
+			ns.ExcludedNodes[name] = true
+		}
+	}
+	var names []string
+	for name, providerID := range c.goneExcluded {
+		if _, live := byName[name]; live {
+			delete(c.goneExcluded, name)
+			continue
+		}
+		ns.leaveAlone(name, providerID)
+		ns.Released[name] = true
+		names = append(names, name)
+	}
+	return names
+}
+
+// forgetGoneExcluded drops the deleted excluded Nodes whose entries no
+// longer need a hand-off; those in pending keep waiting for the next pass.
+func (c *Controller) forgetGoneExcluded(names []string, pending map[string]bool) {
+	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
+	for _, name := range names {
+		if !pending[name] {
+			delete(c.goneExcluded, name)
+		}
+	}
 }
 
 // nodeEvent schedules a pass after the aggregation window; the queue
@@ -250,7 +312,9 @@ func (c *Controller) nodeEvent() { c.queue.AddAfter(c.key, c.opts.EventAggregati
 
 // routeRelevantChange reports whether an update changes the Node's routes.
 func routeRelevantChange(o, n *corev1.Node) bool {
-	if o.Spec.ProviderID != n.Spec.ProviderID || excluded(o) != excluded(n) || uninitialized(o) != uninitialized(n) {
+	// A Node entering deletion needs no pass: its routes stay until it is gone.
+	if o.Spec.ProviderID != n.Spec.ProviderID || excluded(o) != excluded(n) || uninitialized(o) != uninitialized(n) ||
+		readyUnknown(o) != readyUnknown(n) {
 		return true
 	}
 	op, np := podCIDRs(o), podCIDRs(n)

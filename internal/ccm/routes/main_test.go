@@ -183,7 +183,8 @@ func (h *harness) addNode(name, instance, cidr string) {
 	h.addNodeWith(name, instance, cidr, nil)
 }
 
-// addNodeWith is addNode with a change to the Node before it is created.
+// addNodeWith is addNode with a change to the Node before it is created
+// (its status conditions included).
 func (h *harness) addNodeWith(name, instance, cidr string, mutate func(n *corev1.Node)) {
 	h.t.Helper()
 	ctx := context.Background()
@@ -194,15 +195,19 @@ func (h *harness) addNodeWith(name, instance, cidr string, mutate func(n *corev1
 	if instance != "" {
 		n.Spec.ProviderID = h.env.Region + "." + instance
 	}
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
 	if mutate != nil {
 		mutate(n)
 	}
+	// The status is sent with the Node too, as kubelet registers it, so
+	// that no pass sees the Node without its Ready condition.
+	conditions := n.Status.Conditions
 	created, err := h.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {
 		h.t.Fatalf("create Node %s: %v", name, err)
 	}
-	now := metav1.Now()
-	created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+	created.Status.Conditions = conditions
 	created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}}
 	if _, err := h.kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		h.t.Fatalf("set the status of Node %s: %v", name, err)

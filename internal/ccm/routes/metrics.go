@@ -45,11 +45,18 @@ var (
 		Help:           "Unmarked route entries of the cluster's Nodes marked as the cluster's by the route controller, by route table.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"route_table"})
+	entriesReleased = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace:      "alicloud",
+		Subsystem:      "route",
+		Name:           "entries_released_total",
+		Help:           "Route entries of excluded Nodes handed off (no longer managed, kept once the Node is gone) by the route controller, by route table.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"route_table"})
 	entryFailures = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace:      "alicloud",
 		Subsystem:      "route",
 		Name:           "entry_failures_total",
-		Help:           "Route entries the cloud refused, by operation (create, delete, adopt) and error code.",
+		Help:           "Route entries the cloud refused, by operation (create, delete, adopt, release) and error code.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"op", "code"})
 	// legacyLatency is the existing CCM's route latency metric, by its
@@ -71,7 +78,7 @@ var (
 )
 
 func init() {
-	ccmmetrics.MustRegister(reconciles, legacyLatency, reconcileLatency, entriesCreated, entriesDeleted, entriesAdopted, entryFailures, conflicts)
+	ccmmetrics.MustRegister(reconciles, legacyLatency, reconcileLatency, entriesCreated, entriesDeleted, entriesAdopted, entriesReleased, entryFailures, conflicts)
 }
 
 // Verbs of ccm_route_latencies_duration_milliseconds, the existing CCM's.

@@ -65,10 +65,14 @@ type deletion struct {
 	Node  string
 }
 
-// marking is an adopted entry, unmarked so far, to mark as Node's.
+// marking is a Description to write onto an entry: the marker of the Node
+// that adopts it, or, when Release is set, the hand-off of an excluded
+// Node's entry (releasedDescription), after which it is never deleted.
 type marking struct {
-	Entry entry
-	Node  string
+	Entry       entry
+	Node        string
+	Description string
+	Release     bool
 }
 
 // Entry statuses in which the cloud refuses writes to the entry
@@ -91,29 +95,40 @@ type plan struct {
 	Present map[routeKey]bool
 	// Blocked are wanted routes whose destination is held by a conflict.
 	Blocked map[routeKey]bool
-	// Marks are adopted entries with an empty Description to mark as ours,
-	// so that they can still be proven ours once their Node is gone.
+	// Marks are Description writes: adopted entries with an empty
+	// Description (or a hand-off of this cluster) marked as ours, so that
+	// they can still be proven ours once their Node is gone; and excluded
+	// Nodes' entries handed off, so that they outlive their Node.
 	Marks []marking
-	// Deferred are adopted entries to mark once they leave a busy status.
-	Deferred []entry
+	// Deferred are marks to write once their entry leaves a busy status.
+	Deferred []marking
 }
 
 // nodeSet is what the route controller needs to know about the Nodes.
 type nodeSet struct {
 	// Targets are the wanted routes, one per eligible Node podCIDR.
 	Targets []target
-	// ExcludedNodes and ExcludedInstances are left alone entirely: their
-	// routes are neither created, deleted nor reported.
+	// ExcludedNodes and ExcludedInstances are left alone: their routes are
+	// neither created nor deleted (excluded, uninitialized, being deleted,
+	// or Ready=Unknown Nodes).
 	ExcludedNodes     map[string]bool
 	ExcludedInstances map[string]bool
+	// Released are the Nodes excluded by label or providerID, alive or
+	// deleted since: entries carrying our marker for them are handed off
+	// (releasedDescription), so that no later pass, of this process or
+	// another, deletes them once the Node is gone.
+	Released map[string]bool
 }
 
 // marker is the Description prefix that proves an entry belongs to the cluster.
 func marker(clusterID string) string { return "k8s/" + clusterID + "/" }
 
 // description is the Description given to a Node's entries.
-func description(clusterID, node string) string {
-	d := marker(clusterID) + node
+func description(clusterID, node string) string { return prefixed(marker(clusterID), node) }
+
+// prefixed is prefix+node within the cloud's Description limit.
+func prefixed(prefix, node string) string {
+	d := prefix + node
 	if len(d) > maxDescription {
 		d = d[:maxDescription]
 	}
@@ -129,7 +144,25 @@ func markedNode(clusterID, desc string) (string, bool) {
 	return "", false
 }
 
-// excluded reports whether a Node opts out of cloud controllers.
+// releasedMarker is the Description prefix of the entries this cluster
+// created for a Node that was then excluded. It must not start with
+// marker(clusterID): an entry carrying it is not ours to delete, for this
+// version and for older ones, which know only marker.
+func releasedMarker(clusterID string) string { return "k8s-excluded/" + clusterID + "/" }
+
+// releasedDescription is the Description an excluded Node's entry is
+// handed off with.
+func releasedDescription(clusterID, node string) string {
+	return prefixed(releasedMarker(clusterID), node)
+}
+
+// released reports whether an entry was handed off by this cluster.
+func released(clusterID, desc string) bool {
+	return strings.HasPrefix(desc, releasedMarker(clusterID))
+}
+
+// excluded reports whether a Node opts out of cloud controllers, for good:
+// its routes are not this cluster's to delete, even once it is gone.
 func excluded(n *corev1.Node) bool {
 	_, a := n.Labels[LabelExcludeNode]
 	_, b := n.Labels[LabelExcludeNodeDeprecated]
@@ -142,6 +175,19 @@ func uninitialized(n *corev1.Node) bool {
 	for _, t := range n.Spec.Taints {
 		if t.Key == cloudapi.TaintExternalCloudProvider {
 			return true
+		}
+	}
+	return false
+}
+
+// readyUnknown reports whether the Node's Ready condition is Unknown: its
+// kubelet stopped reporting (the node lifecycle controller's
+// NodeStatusUnknown) or never did. A Node without a Ready condition yet is
+// not Unknown, as for the existing CCM, which skips only the Unknown one.
+func readyUnknown(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown
 		}
 	}
 	return false
@@ -165,6 +211,38 @@ type skipped struct {
 	Reason string
 }
 
+// leaveAlone records a Node whose routes are neither created nor deleted.
+func (ns *nodeSet) leaveAlone(name, providerID string) {
+	ns.ExcludedNodes[name] = true
+	if _, id, err := providerid.Parse(providerID); err == nil {
+		ns.ExcludedInstances[id] = true
+	}
+}
+
+// frozen says why a Node's routes are left as they are for now (no route
+// created, none deleted, NetworkUnavailable untouched), or "" when they are
+// managed. The routes of such a Node may still carry traffic of pods
+// running there, so they are kept; only new ones wait.
+func frozen(n *corev1.Node) string {
+	switch {
+	case uninitialized(n):
+		// A providerID kubelet set (--provider-id) is not yet confirmed by
+		// the cloud-node controller: routing a podCIDR to it could send pod
+		// traffic to whatever instance it names.
+		return "not initialized yet (uninitialized taint)"
+	case n.DeletionTimestamp != nil:
+		// Its pods run until the Node object is gone (finalizers may hold
+		// it for long); its routes go then, with the Node.
+		return "being deleted"
+	case readyUnknown(n):
+		// A kubelet that stopped reporting is not a stopped instance:
+		// deleting the route would cut pods still running there, and
+		// recreating it on every flap would churn the VPC.
+		return "Ready condition is Unknown"
+	}
+	return ""
+}
+
 // within reports whether p lies inside one of the cluster CIDRs.
 func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 	for _, c := range cidrs {
@@ -177,37 +255,30 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 
 // nodesToTargets decides which routes the Nodes need: those of Nodes whose
 // instance is known, i.e. initialized (no uninitialized taint) with a
-// providerID in the VPC's region, not excluded. Only podCIDRs inside the
-// cluster CIDRs count (IPv6 ones only with an IPv6 cluster CIDR); a podCIDR claimed by two Nodes goes to the
-// first by name. An address is not needed: the next hop is the instance.
+// providerID in the VPC's region, not excluded, not being deleted and whose
+// Ready condition is not Unknown. Only podCIDRs inside the cluster CIDRs
+// count (IPv6 ones only with an IPv6 cluster CIDR); a podCIDR claimed by two
+// Nodes goes to the first by name. An address is not needed: the next hop is
+// the instance.
 func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
-	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}}
+	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}, Released: map[string]bool{}}
 	var skips []skipped
 	sorted := append([]*corev1.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	claimed := map[string]string{}
 	for _, n := range sorted {
 		if excluded(n) {
-			ns.ExcludedNodes[n.Name] = true
-			if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
-				ns.ExcludedInstances[id] = true
-			}
+			ns.leaveAlone(n.Name, n.Spec.ProviderID)
+			ns.Released[n.Name] = true
 			continue
 		}
 		if n.Spec.ProviderID == "" {
 			skips = append(skips, skipped{n.Name, "no providerID yet"})
 			continue
 		}
-		if uninitialized(n) {
-			// A providerID kubelet set (--provider-id) is not yet confirmed
-			// by the cloud-node controller: routing a podCIDR to it could
-			// send pod traffic to whatever instance it names. Its entries
-			// are left alone until it is initialized.
-			ns.ExcludedNodes[n.Name] = true
-			if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
-				ns.ExcludedInstances[id] = true
-			}
-			skips = append(skips, skipped{n.Name, "not initialized yet (uninitialized taint)"})
+		if why := frozen(n); why != "" {
+			ns.leaveAlone(n.Name, n.Spec.ProviderID)
+			skips = append(skips, skipped{n.Name, why})
 			continue
 		}
 		r, id, err := providerid.Parse(n.Spec.ProviderID)
@@ -249,15 +320,20 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 //
 // An entry is kept when a Node wants its destination with its next hop,
 // whoever made it (so routes of the existing CCM are adopted); an adopted
-// entry with an empty Description, as the existing CCM leaves them, is
-// marked as the Node's, so that it stays provably ours once the Node is
-// gone, while any other Description (ours, another cluster's, the user's)
-// is never rewritten. It is deleted when it carries this cluster's marker
-// but is not wanted (deleted Node, changed podCIDR, wrong next hop).
-// Anything else inside the cluster CIDR, including unmarked entries via a
-// Node's instance to another destination, may be the user's: a conflict,
-// reported and left in place. Entries outside the cluster CIDR, and those
-// of excluded Nodes, are never looked at.
+// entry with an empty Description, as the existing CCM leaves them, or one
+// this cluster handed off (its Node was excluded, now it is not) is marked
+// as the Node's, so that it stays provably ours once the Node is gone, while
+// any other Description (ours, another cluster's, the user's) is never
+// rewritten. Entries of Nodes left alone (ExcludedNodes, ExcludedInstances)
+// and handed-off ones are neither deleted nor reported; an excluded Node's
+// entry still carrying our marker is handed off. It is deleted when it
+// carries this cluster's marker but is not wanted (deleted Node, changed
+// podCIDR, wrong next hop). Anything else inside the cluster CIDR, including
+// unmarked entries via a Node's instance to another destination, may be the
+// user's: a conflict, reported and left in place. An entry left in place on
+// the destination a Node wants, with another next hop, is a conflict too:
+// it blocks the Node's create, which would only come back Duplicate.
+// Entries outside the cluster CIDR are never looked at.
 func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nodeSet, entries map[string][]entry) plan {
 	pl := plan{Present: map[routeKey]bool{}, Blocked: map[routeKey]bool{}}
 	want := map[string]target{}
@@ -278,17 +354,20 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 			t, wanted := want[key.Dst]
 			if wanted && e.HopType == nextHopInstance && e.HopID == t.Instance {
 				pl.Present[key] = true
-				switch {
-				case e.Description != "":
-				case busyStatuses[e.Status]:
-					pl.Deferred = append(pl.Deferred, e)
-				default:
-					pl.Marks = append(pl.Marks, marking{Entry: e, Node: t.Node})
+				if e.Description == "" || released(clusterID, e.Description) {
+					pl.mark(marking{Entry: e, Node: t.Node, Description: description(clusterID, t.Node)})
 				}
 				continue
 			}
 			owner, marked := markedNode(clusterID, e.Description)
-			if ns.ExcludedNodes[owner] || (e.HopType == nextHopInstance && ns.ExcludedInstances[e.HopID]) {
+			if (marked && ns.ExcludedNodes[owner]) || released(clusterID, e.Description) ||
+				(e.HopType == nextHopInstance && ns.ExcludedInstances[e.HopID]) {
+				if marked && ns.Released[owner] {
+					pl.mark(marking{Entry: e, Node: owner, Description: releasedDescription(clusterID, owner), Release: true})
+				}
+				if wanted {
+					pl.conflict(e, p, key, true, ns.Targets)
+				}
 				continue
 			}
 			if marked {
@@ -300,16 +379,7 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 				pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: node})
 				continue
 			}
-			c := conflict{Entry: e}
-			for _, t := range ns.Targets {
-				if t.CIDR.Overlaps(p) {
-					c.Nodes = append(c.Nodes, t.Node)
-				}
-			}
-			if wanted {
-				pl.Blocked[key] = true
-			}
-			pl.Conflicts = append(pl.Conflicts, c)
+			pl.conflict(e, p, key, wanted, ns.Targets)
 		}
 		for _, t := range ns.Targets {
 			key := routeKey{table, t.CIDR.String()}
@@ -319,6 +389,31 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 		}
 	}
 	return pl
+}
+
+// mark queues a Description write, for later when the entry is busy.
+func (pl *plan) mark(m marking) {
+	if busyStatuses[m.Entry.Status] {
+		pl.Deferred = append(pl.Deferred, m)
+		return
+	}
+	pl.Marks = append(pl.Marks, m)
+}
+
+// conflict records an entry on p that the pass leaves in place, naming the
+// Nodes whose podCIDR it overlaps; when a Node wants exactly its
+// destination, key is blocked.
+func (pl *plan) conflict(e entry, p netip.Prefix, key routeKey, wanted bool, targets []target) {
+	c := conflict{Entry: e}
+	for _, t := range targets {
+		if t.CIDR.Overlaps(p) {
+			c.Nodes = append(c.Nodes, t.Node)
+		}
+	}
+	if wanted {
+		pl.Blocked[key] = true
+	}
+	pl.Conflicts = append(pl.Conflicts, c)
 }
 
 // chunk splits items into batches of at most n.

@@ -61,21 +61,36 @@ func summarize(p plan) summary {
 		s.Blocked = append(s.Blocked, k.Table+":"+k.Dst)
 	}
 	for _, m := range p.Marks {
-		s.Marks = append(s.Marks, m.Entry.ID+"@"+m.Node)
+		s.Marks = append(s.Marks, markSummary(m))
 	}
-	for _, e := range p.Deferred {
-		s.Deferred = append(s.Deferred, e.ID)
+	for _, m := range p.Deferred {
+		s.Deferred = append(s.Deferred, markSummary(m))
 	}
 	sort.Strings(s.Present)
 	sort.Strings(s.Blocked)
 	return s
 }
 
+// markSummary is "id@node" for an adoption, "id@node released" for a
+// hand-off; it checks the Description matches the kind.
+func markSummary(m marking) string {
+	want, kind := description(testCluster, m.Node), ""
+	if m.Release {
+		want, kind = releasedDescription(testCluster, m.Node), " released"
+	}
+	if m.Description != want {
+		kind += " with wrong Description " + m.Description
+	}
+	return m.Entry.ID + "@" + m.Node + kind
+}
+
 func TestDiff(t *testing.T) {
 	nodes := nodeSet{
-		Targets:           []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
-		ExcludedNodes:     map[string]bool{"ex": true},
-		ExcludedInstances: map[string]bool{"i-ex": true},
+		Targets: []target{tgt("n1", "i-1", "10.244.1.0/24"), tgt("n2", "i-2", "10.244.2.0/24")},
+		// ex is excluded by label; unk's Ready is Unknown (left alone, not released).
+		ExcludedNodes:     map[string]bool{"ex": true, "unk": true},
+		ExcludedInstances: map[string]bool{"i-ex": true, "i-unk": true},
+		Released:          map[string]bool{"ex": true},
 	}
 	tables := []string{"vtb-a", "vtb-b"}
 	ecmp := ent("rte-ecmp", "vtb-a", "10.244.9.0/24", "", "")
@@ -162,7 +177,7 @@ func TestDiff(t *testing.T) {
 				Creates:  []string{"vtb-b:10.244.2.0/24>i-2"},
 				Present:  []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24"},
 				Marks:    []string{"rte-odd@n1"},
-				Deferred: []string{"rte-p", "rte-m"},
+				Deferred: []string{"rte-p@n1", "rte-m@n2"},
 			},
 		},
 		{
@@ -221,7 +236,71 @@ func TestDiff(t *testing.T) {
 					ent("rte-ex2", "vtb-a", "10.244.51.0/24", "i-other", mark("ex")),
 				},
 			},
+			want: summary{
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				// The excluded Node's entry is not deleted but handed off.
+				Marks: []string{"rte-ex2@ex released"},
+			},
+		},
+		{
+			name: "an excluded Node's entries are handed off, never deleted; a busy one later; other Descriptions untouched",
+			entries: map[string][]entry{
+				"vtb-a": {
+					ent("rte-ex", "vtb-a", "10.244.50.0/24", "i-ex", mark("ex")),
+					ent("rte-ex-user", "vtb-a", "10.244.52.0/24", "i-ex", "the user's"),
+					ent("rte-ex-done", "vtb-a", "10.244.53.0/24", "i-ex", releasedDescription(testCluster, "ex")),
+				},
+				"vtb-b": {withStatus(ent("rte-ex-p", "vtb-b", "10.244.50.0/24", "i-ex", mark("ex")), "Pending")},
+			},
+			want: summary{
+				Creates:  []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Marks:    []string{"rte-ex@ex released"},
+				Deferred: []string{"rte-ex-p@ex released"},
+			},
+		},
+		{
+			name: "Nodes left alone but not excluded (Ready Unknown, being deleted) keep their entries as they are",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-unk", "vtb-a", "10.244.60.0/24", "i-unk", mark("unk")), ent("rte-unk-old", "vtb-a", "10.244.61.0/24", "i-9", mark("unk"))},
+			},
 			want: summary{Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}},
+		},
+		{
+			name: "handed-off entries: left alone after their Node is gone, a conflict for a Node reusing the podCIDR, adopted again via the Node's instance",
+			entries: map[string][]entry{
+				// ex2 is gone; its podCIDR is now n1's, via another instance.
+				"vtb-a": {ent("rte-gone-ex", "vtb-a", "10.244.1.0/24", "i-ex2", releasedDescription(testCluster, "ex2")), ent("rte-gone-ex2", "vtb-a", "10.244.70.0/24", "i-ex2", releasedDescription(testCluster, "ex2"))},
+				// n2 was excluded, no longer is: its entry is ours again.
+				"vtb-b": {ent("rte-back", "vtb-b", "10.244.2.0/24", "i-2", releasedDescription(testCluster, "n2"))},
+			},
+			want: summary{
+				Conflicts: []string{"rte-gone-ex@n1"},
+				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+				Present:   []string{"vtb-b:10.244.2.0/24"},
+				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1"},
+				Marks:     []string{"rte-back@n2"},
+			},
+		},
+		{
+			name: "another cluster's hand-off is a conflict like any foreign entry",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-other", "vtb-a", "10.244.80.0/24", "i-9", releasedDescription("other-cluster", "x"))},
+			},
+			want: summary{
+				Conflicts: []string{"rte-other@"},
+				Creates:   []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+			},
+		},
+		{
+			name: "a left-alone Node's entry on a destination another Node wants blocks it as a conflict",
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-unk-dup", "vtb-a", "10.244.1.0/24", "i-unk", mark("unk"))},
+			},
+			want: summary{
+				Conflicts: []string{"rte-unk-dup@n1"},
+				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+			},
 		},
 	}
 	for _, tc := range cases {
@@ -277,31 +356,46 @@ func TestNodesToTargets(t *testing.T) {
 		node("k", "cn-hangzhou.i-k", nil, nil),
 		node("l", "cn-hangzhou.i-l", []string{"10.244.12.0/24"}, nil),
 		node("m", "alicloud:///cn-hangzhou.i-m", []string{"10.244.13.0/24"}, nil),
+		node("n", "cn-hangzhou.i-n", []string{"10.244.14.0/24"}, nil),
+		node("o", "cn-hangzhou.i-o", []string{"10.244.15.0/24"}, nil),
+		node("p", "cn-hangzhou.i-p", []string{"10.244.16.0/24"}, nil),
+		node("q", "cn-hangzhou.i-q", []string{"10.244.17.0/24"}, map[string]string{LabelExcludeNode: ""}),
 	}
 	// l was registered with kubelet's --provider-id and is not initialized yet.
 	nodes[11].Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	// n's kubelet stopped reporting; o is NotReady (routed: the kubelet
+	// reports); p and the excluded q are being deleted.
+	nodes[13].Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown"}}
+	nodes[14].Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
+	now := metav1.Now()
+	nodes[15].DeletionTimestamp, nodes[16].DeletionTimestamp = &now, &now
 	ns, skips := nodesToTargets(nodes, testCIDRs, "cn-hangzhou")
-	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24"), tgt("m", "i-m", "10.244.13.0/24")}
+	want := []target{tgt("a", "i-a", "10.244.1.0/24"), tgt("b", "i-b", "10.244.2.0/24"), tgt("m", "i-m", "10.244.13.0/24"), tgt("o", "i-o", "10.244.15.0/24")}
 	if !reflect.DeepEqual(ns.Targets, want) {
 		t.Errorf("targets = %v, want %v", ns.Targets, want)
 	}
-	if want := map[string]bool{"d": true, "e": true, "f": true, "l": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
+	if want := map[string]bool{"d": true, "e": true, "f": true, "l": true, "n": true, "p": true, "q": true}; !reflect.DeepEqual(ns.ExcludedNodes, want) {
 		t.Errorf("excluded nodes = %v, want %v", ns.ExcludedNodes, want)
 	}
-	if want := map[string]bool{"i-d": true, "i-e": true, "i-l": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
+	if want := map[string]bool{"i-d": true, "i-e": true, "i-l": true, "i-n": true, "i-p": true, "i-q": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
 		t.Errorf("excluded instances = %v, want %v", ns.ExcludedInstances, want)
+	}
+	// Only the excluded ones are released, being deleted or not.
+	if want := map[string]bool{"d": true, "e": true, "f": true, "q": true}; !reflect.DeepEqual(ns.Released, want) {
+		t.Errorf("released nodes = %v, want %v", ns.Released, want)
 	}
 	var skippedNodes []string
 	for _, s := range skips {
 		skippedNodes = append(skippedNodes, s.Node)
 	}
-	if want := []string{"c", "g", "h", "i", "j", "l"}; !reflect.DeepEqual(skippedNodes, want) {
+	if want := []string{"c", "g", "h", "i", "j", "l", "n", "p"}; !reflect.DeepEqual(skippedNodes, want) {
 		t.Errorf("skipped = %v (%v), want %v", skippedNodes, skips, want)
 	}
 }
 
 func TestRouteRelevantChange(t *testing.T) {
 	base := node("n", "cn-hangzhou.i-1", []string{"10.244.1.0/24"}, map[string]string{"a": "b"})
+	base.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	for _, tc := range []struct {
 		name   string
 		change func(n *corev1.Node)
@@ -318,6 +412,11 @@ func TestRouteRelevantChange(t *testing.T) {
 			n.Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Effect: corev1.TaintEffectNoSchedule}}
 		}, true},
 		{"other taint", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectNoSchedule}} }, false},
+		{"Ready becomes Unknown", func(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionUnknown }, true},
+		{"Ready becomes False", func(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }, false},
+		{"heartbeat", func(n *corev1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.Now() }, false},
+		// Its routes stay until it is gone: the delete event brings that pass.
+		{"deletion starts", func(n *corev1.Node) { now := metav1.Now(); n.DeletionTimestamp = &now }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := base.DeepCopy()
@@ -340,8 +439,20 @@ func TestDescriptionMarker(t *testing.T) {
 	if _, ok := markedNode("c2", d); ok {
 		t.Error("another cluster's marker must not be ours")
 	}
+	// A hand-off is not ours to delete, neither by this version nor by one
+	// that knows only the marker.
+	r := releasedDescription("c1", "node-1")
+	if _, ok := markedNode("c1", r); ok || strings.HasPrefix(r, "k8s/") {
+		t.Errorf("hand-off %q reads as marked", r)
+	}
+	if !released("c1", r) || released("c2", r) || released("c1", d) {
+		t.Errorf("released(%q) wrong", r)
+	}
 	if long := description("c1", strings.Repeat("x", 300)); len(long) != maxDescription {
 		t.Errorf("long description has %d characters, want %d", len(long), maxDescription)
+	}
+	if long := releasedDescription("c1", strings.Repeat("x", 300)); len(long) != maxDescription || !released("c1", long) {
+		t.Errorf("long hand-off has %d characters, want %d", len(long), maxDescription)
 	}
 }
 

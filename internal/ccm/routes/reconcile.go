@@ -31,6 +31,10 @@ const (
 	// EventAdoptedRoute (Normal): an unmarked entry serving the Node (the
 	// existing CCM's) was marked as this cluster's.
 	EventAdoptedRoute = "AdoptedRoute"
+	// EventReleasedRoute (Normal): an entry this cluster created for the
+	// Node, now excluded, was handed off: it is no longer managed and is
+	// kept when the Node is deleted.
+	EventReleasedRoute = "ReleasedRoute"
 	// EventRouteConflict flags an entry this cluster did not create that
 	// overlaps the Node's podCIDR; it is reported, never deleted.
 	EventRouteConflict = "RouteConflict"
@@ -55,6 +59,8 @@ type outcome struct {
 	// retry are failures worth another pass soon (not quota ones, which
 	// wait for the resync since only an operator can lift them).
 	retry []error
+	// unreleased are the Nodes with an entry whose hand-off failed.
+	unreleased map[string]bool
 }
 
 // reconcile is one pass over every route table.
@@ -84,6 +90,7 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	}
 	ns, skips := nodesToTargets(all, c.clusterCIDRs, c.cloud.Region())
 	ns = c.ipv6Targets(ctx, ns, byName)
+	gone := c.withGoneNodes(ns, byName)
 	for _, s := range skips {
 		logger.V(4).Info("Node gets no route", "node", s.Node, "reason", s.Reason)
 	}
@@ -104,17 +111,23 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	out := c.apply(ctx, listed, pl, byName)
 	errs = append(errs, out.retry...)
 	if len(pl.Deferred) > 0 {
-		for _, e := range pl.Deferred {
-			logger.V(2).Info("Adopted route is busy; marking it later", "routeTable", e.Table, "entry", e.ID, "destination", e.Dst, "status", e.Status, "after", deferredRecheck)
+		for _, m := range pl.Deferred {
+			e := m.Entry
+			logger.V(2).Info("Route to mark is busy; marking it later", "routeTable", e.Table, "entry", e.ID, "destination", e.Dst,
+				"status", e.Status, "description", m.Description, "after", deferredRecheck)
+			if m.Release {
+				out.unreleased[m.Node] = true
+			}
 		}
 		c.queue.AddAfter(c.key, deferredRecheck)
 	}
 	// A table that could not be listed leaves every Node's state unknown.
 	if len(listed) == len(tables) {
 		errs = append(errs, c.updateConditions(ctx, tables, ns, out.have, byName)...)
+		c.forgetGoneExcluded(gone, out.unreleased)
 	}
 	logger.V(2).Info("Route pass done", "tables", len(tables), "routes", len(ns.Targets)*len(tables),
-		"created", len(pl.Creates), "deleted", len(pl.Deletes), "adopted", len(pl.Marks), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
+		"created", len(pl.Creates), "deleted", len(pl.Deletes), "marked", len(pl.Marks), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
 	return errors.Join(errs...)
 }
 
@@ -132,7 +145,7 @@ func nodeRef(byName map[string]*corev1.Node, name string) runtime.Object {
 // one Node's problem never holds back the others.
 func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName map[string]*corev1.Node) outcome {
 	logger := klog.FromContext(ctx)
-	out := outcome{have: map[routeKey]bool{}}
+	out := outcome{have: map[routeKey]bool{}, unreleased: map[string]bool{}}
 	for k := range pl.Present {
 		out.have[k] = true
 	}
@@ -149,7 +162,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			failed, err := c.deleteBatch(ctx, table, batch)
 			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err)}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
 			}
 			for _, d := range batch {
 				f, bad := failure(err, failed, d.Entry.ID, normalize(d.Entry.Dst))
@@ -190,7 +203,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			failed, err := c.createBatch(ctx, table, batch)
 			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err)}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
 			}
 			for _, cr := range batch {
 				dst := cr.Target.CIDR.String()
@@ -232,9 +245,17 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			}
 			err := c.markEntry(ctx, m)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err)}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
 			}
 			if err == nil {
+				if m.Release {
+					entriesReleased.WithLabelValues(table).Inc()
+					logger.Info("Handed off an excluded Node's route; it is no longer managed and outlives the Node", "routeTable", table,
+						"entry", m.Entry.ID, "destination", m.Entry.Dst, "nextHop", m.Entry.HopID, "node", m.Node, "description", m.Description)
+					c.recorder.Eventf(nodeRef(byName, m.Node), corev1.EventTypeNormal, EventReleasedRoute,
+						"Route %s via %s in route table %s is no longer managed (Node excluded) and is kept when the Node is deleted", m.Entry.Dst, m.Entry.HopID, table)
+					continue
+				}
 				entriesAdopted.WithLabelValues(table).Inc()
 				logger.Info("Marked adopted route as this cluster's", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "nextHop", m.Entry.HopID, "node", m.Node)
 				c.recorder.Eventf(nodeRef(byName, m.Node), corev1.EventTypeNormal, EventAdoptedRoute,
@@ -245,12 +266,20 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			if code == "" {
 				code = "ClientError"
 			}
-			entryFailures.WithLabelValues("adopt", code).Inc()
-			if cloud.ClassOf(err) == cloud.ClassNotFound {
+			op := "adopt"
+			if m.Release {
+				op = "release"
+				if cloud.ClassOf(err) != cloud.ClassNotFound {
+					out.unreleased[m.Node] = true
+				}
+			}
+			entryFailures.WithLabelValues(op, code).Inc()
+			if cloud.ClassOf(err) == cloud.ClassNotFound && !m.Release {
 				// Deleted meanwhile: the Node lacks its route until the next pass.
 				delete(out.have, routeKey{table, normalize(m.Entry.Dst)})
 			}
-			logger.Info("Adopted route not marked; retrying", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "node", m.Node, "code", code, "err", err)
+			logger.Info("Route not marked; retrying", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "node", m.Node,
+				"description", m.Description, "code", code, "err", err)
 			out.retry = append(out.retry, err)
 		}
 	}

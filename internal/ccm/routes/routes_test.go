@@ -115,13 +115,7 @@ func TestPodCIDRAndProviderIDChanges(t *testing.T) {
 	// podCIDR is immutable on a Node object: a re-registered Node with a
 	// new podCIDR replaces the entry.
 	h.deleteNode(name)
-	poll(t, 10*time.Second, "Node gone", func() error {
-		_, err := h.kube.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil {
-			return errString("still there")
-		}
-		return nil
-	})
+	h.expectGone(name)
 	h.addNode(name, h.instances[0], podCIDR(11))
 	h.expectRoutes(10*time.Second, h.tables, want{podCIDR(11): h.instances[0]})
 	h.expectCondition(10*time.Second, name, corev1.ConditionFalse, routes.ReasonRouteCreated)
