@@ -12,9 +12,9 @@ import (
 
 // RunTests is a TestMain body: it starts one cluster for the whole test
 // binary, hands it to set, runs the tests and stops the cluster. When a
-// test fails it keeps the component logs and prints their paths. When the
-// binaries are unavailable and LOCALCLUSTER_SKIP=1, the tests run with a nil
-// cluster so that they can skip themselves.
+// test fails it keeps the component logs and prints their paths. It
+// builds missing control-plane binaries first (EnsureBinaries), also under
+// -short: every test of such a binary shares the cluster.
 func RunTests(m *testing.M, opts Options, set func(*Cluster)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
