@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -143,8 +144,13 @@ func seedPodHost(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	_, err = localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: podHost, InternalIP: ips[ids["instance"][0]], Kwok: true,
-		Labels: map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"}})
+	if _, err = localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: podHost, InternalIP: ips[ids["instance"][0]], Kwok: true,
+		Labels: map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"}}); err != nil {
+		return err
+	}
+	// Cordoned, so the scheduler puts the tests' pods on the other Nodes
+	// only (Local traffic policy weights count them).
+	_, err = cs.CoreV1().Nodes().Patch(ctx, podHost, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
 	return err
 }
 

@@ -327,27 +327,35 @@ func refuse(format string, args ...any) error {
 // by its tags (the label only saves the search); nil when there is none.
 // Delete acts on it; a borrowed one is released through ReleaseSet.
 func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer, []Warning, error) {
+	own, _, warnings, err := ownAndLabelled(ctx, p, req)
+	return own, warnings, err
+}
+
+// ownAndLabelled is OwnLoadBalancer that also returns the load balancer
+// the label names when it is not the own one (nil when there is none or
+// it no longer exists).
+func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, warnings []Warning, err error) {
 	svc := req.Service
-	var warnings []Warning
 	if id := req.LoadBalancerID; id != "" {
 		lb, err := p.Describe(ctx, id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
+			return nil, nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
 		}
 		if lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
-			return lb, nil, nil
+			return lb, nil, nil, nil
 		}
+		labelled = lb
 	}
 	lb, err := p.FindTagged(ctx, naming.DefaultLBName(svc))
 	if err != nil {
-		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+		return nil, nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
 	}
 	if lb != nil && !OwnedBy(lb.Tags, svc, req.ClusterID) {
 		warnings = append(warnings, Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
 			"Not deleting load balancer %s: it is tagged for this Service but %s=%s names another cluster", lb.ID, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster])})
 		lb = nil
 	}
-	return lb, warnings, nil
+	return lb, labelled, warnings, nil
 }
 
 // ReleaseSet is what Delete must release for req's Service, whatever its
@@ -360,9 +368,10 @@ func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer
 // Service really used. A forged label cannot hurt another Service: on a
 // borrowed load balancer only listeners and groups named after this
 // Service (namespace, name and cluster in their description) are removed.
-// With preserve-lb-on-delete nothing borrowed is released, as before.
+// One that no longer exists is released already. With
+// preserve-lb-on-delete nothing borrowed is released, as before.
 func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warning, error) {
-	own, warnings, err := OwnLoadBalancer(ctx, f, req)
+	own, labelled, warnings, err := ownAndLabelled(ctx, f, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -371,16 +380,22 @@ func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warnin
 		return b, warnings, nil
 	}
 	seen := map[string]bool{own.id(): true}
-	add := func(id string) {
-		if id != "" && !seen[id] {
+	if req.Settings != nil && req.Settings.Reused() {
+		id := req.Settings.LoadBalancer.ID
+		if !seen[id] {
 			seen[id] = true
-			b.Release = append(b.Release, id)
+			lb, err := f.Describe(ctx, id)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read load balancer %s named by %s: %w", id, req.Settings.Key("id"), err)
+			}
+			if lb != nil {
+				b.Release = append(b.Release, id)
+			}
 		}
 	}
-	if req.Settings != nil && req.Settings.Reused() {
-		add(req.Settings.LoadBalancer.ID)
+	if labelled != nil && !seen[labelled.ID] {
+		b.Release = append(b.Release, labelled.ID)
 	}
-	add(req.LoadBalancerID)
 	return b, warnings, nil
 }
 

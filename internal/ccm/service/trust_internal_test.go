@@ -52,7 +52,8 @@ func TestReleaseSet(t *testing.T) {
 		{"borrowed", noOwn, "lb-a", map[string]string{"id": "lb-a"}, "", []string{"lb-a"}},
 		{"id edited after binding: both", noOwn, "lb-a", map[string]string{"id": "lb-b"}, "", []string{"lb-b", "lb-a"}},
 		{"id removed: the label's", noOwn, "lb-a", nil, "", []string{"lb-a"}},
-		{"id to a missing LB: still released (as gone)", noOwn, "lb-a", map[string]string{"id": "lb-missing"}, "", []string{"lb-missing", "lb-a"}},
+		{"id to a missing LB: released already, the label's is", noOwn, "lb-a", map[string]string{"id": "lb-missing"}, "", []string{"lb-a"}},
+		{"borrowed LB deleted in the console: nothing to release", fakeFinder{}, "lb-a", map[string]string{"id": "lb-a"}, "", nil},
 		{"forged label: only this Service's names on it", noOwn, "lb-else", nil, "", []string{"lb-else"}},
 		{"preserve: nothing borrowed", noOwn, "lb-a", map[string]string{"id": "lb-a", "preserve-lb-on-delete": "true"}, "", nil},
 	} {

@@ -55,6 +55,8 @@ func TestPlanListeners(t *testing.T) {
 		{name: "taken over earlier without our description: only the description", desired: []Listener{with60}, current: []CurrentListener{takenOver}, force: true, update: 1,
 			wantParams: map[string]string{"ListenerDescription": ref.NLBListener(80, "TCP")}},
 		{name: "without force nothing is taken over", desired: []Listener{with60}, current: []CurrentListener{takenOver}, conflicts: 1},
+		{name: "another Service's listener is never taken over, even with force", desired: []Listener{{ServicePort: 81, Port: 81, Protocol: "TCP", Description: ref.NLBListener(81, "TCP"), Set: map[string]string{}}},
+			current: []CurrentListener{other}, force: true, conflicts: 1},
 		{name: "force never touches a user listener of another protocol", desired: []Listener{{ServicePort: 80, Port: 80, Protocol: "TCPSSL", Description: ref.NLBListener(80, "TCPSSL")}}, current: []CurrentListener{user80}, force: true, conflicts: 1},
 		{name: "setting changed", desired: []Listener{{ServicePort: 80, Port: 80, Protocol: "TCP", Description: want80.Description, Set: map[string]string{"IdleTimeout": "60", "ProxyProtocolEnabled": "true"}}},
 			current: []CurrentListener{{ID: "lsn-80", Port: 80, Protocol: "TCP", Description: want80.Description, Status: "Running", ServerGroupID: "sgp-80", Params: map[string]string{"IdleTimeout": "900", "ProxyProtocolEnabled": "true"}}},

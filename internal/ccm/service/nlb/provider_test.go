@@ -233,12 +233,13 @@ func (f *fixture) idle(lbID string) {
 	})
 }
 
-// TestReusedLoadBalancerKeepsUserListeners: on a reused load balancer the
-// Service's listener is added, a user listener on another port survives
-// every sync and the Service's deletion, and a user listener on the
-// Service's port is reported, never changed, unless force-override is set:
-// then it is taken over (group, settings and our description in one
-// UpdateListenerAttribute), so it is ours and goes with the Service.
+// TestReusedLoadBalancerKeepsUserListeners: on a reused load balancer
+// without force-override-listeners no listener is created, changed or
+// deleted (they are the owner's, as with CLB); with force-override the
+// Service's listener is added and a user listener on the Service's port is
+// taken over (group, settings and our description in one
+// UpdateListenerAttribute), so it is ours and goes with the Service, while
+// a user listener on another port survives every sync and the deletion.
 func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 	f := newFixture(t)
 	lbID, userGroup, userListeners := f.userLB(8080, 443)
@@ -246,26 +247,22 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 	s.Annotations = map[string]string{annKey("id"): lbID}
 	s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "tls", Port: 443, NodePort: 30443, Protocol: corev1.ProtocolTCP})
 	req := request(t, s, instances, nil)
+	mark := f.mark()
 	res := f.ensure(req)
 	if res.LoadBalancerID != lbID {
 		t.Fatalf("load balancer %s, want the reused %s", res.LoadBalancerID, lbID)
 	}
-	if len(res.Warnings) != 1 || res.Warnings[0].Reason != "ListenerPortConflict" || !strings.Contains(res.Warnings[0].Message, userListeners[443]) {
-		t.Fatalf("warnings %+v", res.Warnings)
+	if _, _, byAction := f.callsSince(mark); byAction["CreateListener"]+byAction["UpdateListenerAttribute"]+byAction["DeleteListener"] != 0 {
+		t.Errorf("listener writes on a reused NLB without force: %v", byAction)
 	}
 	ls := f.listeners(lbID)
-	if len(ls) != 3 {
+	if len(ls) != 2 {
 		t.Fatalf("listeners %+v", ls)
 	}
-	byPort := map[int]sdknlb.ListenerInfo{}
 	for _, l := range ls {
-		byPort[l.ListenerPort] = l
-	}
-	if byPort[80].ListenerDescription != "k8s.80.TCP.reuse.default."+clusterID {
-		t.Errorf("our listener %+v", byPort[80])
-	}
-	if byPort[443].ServerGroupId != userGroup || byPort[8080].ServerGroupId != userGroup {
-		t.Errorf("user listeners changed: %+v", ls)
+		if l.ServerGroupId != userGroup || !strings.HasPrefix(l.ListenerDescription, "user listener") {
+			t.Errorf("user listener changed: %+v", l)
+		}
 	}
 	lb := f.getLB(lbID)
 	if lb.LoadBalancerName != "user-lb" || lb.DeletionProtectionConfig.Enabled {
@@ -283,13 +280,16 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 	// moves to our group and gets our description in the same call.
 	s.Annotations[annKey("force-override-listeners")] = "true"
 	req = request(t, s, instances, nil)
-	mark := f.mark()
+	mark = f.mark()
 	res = f.ensure(req)
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings with force: %+v", res.Warnings)
 	}
-	if _, _, byAction := f.callsSince(mark); byAction["UpdateListenerAttribute"] != 1 {
-		t.Errorf("take-over writes %v, want one UpdateListenerAttribute", byAction)
+	if _, _, byAction := f.callsSince(mark); byAction["UpdateListenerAttribute"] != 1 || byAction["CreateListener"] != 1 {
+		t.Errorf("take-over writes %v, want one UpdateListenerAttribute (443) and one CreateListener (80)", byAction)
+	}
+	if l := f.listeners(lbID); len(l) != 3 {
+		t.Fatalf("listeners with force %+v", l)
 	}
 	var ours443 string
 	for _, g := range f.groupsOf(s) {
@@ -619,35 +619,43 @@ func TestServerBatches(t *testing.T) {
 }
 
 // TestBoundServerGroup: vgroup-port puts our servers (marked by
-// description) into the user's group next to the user's own, and the
-// Service's deletion takes only ours out.
+// description) into the user's group, used by a listener of the borrowed
+// load balancer, next to the user's own, and the Service's deletion takes
+// only ours out. A group no listener of the bound load balancer uses
+// (another team's, say) is refused before any server is written.
 func TestBoundServerGroup(t *testing.T) {
 	f := newFixture(t)
-	g := sdknlb.CreateCreateServerGroupRequest()
-	g.ServerGroupName, g.VpcId, g.Protocol = "shared", vpcID, "TCP"
-	gr, err := f.sdk.CreateServerGroup(g)
-	emulatortest.NoError(t, err)
+	lbID, group, _ := f.userLB(80)
 	emulatortest.Eventually(t, "user server added", func() bool {
 		a := sdknlb.CreateAddServersToServerGroupRequest()
-		a.ServerGroupId = gr.ServerGroupId
+		a.ServerGroupId = group
 		a.Servers = &[]sdknlb.AddServersToServerGroupServers{{ServerId: instances[2], ServerType: "Ecs", Port: "9000", Weight: "10"}}
 		_, err := f.sdk.AddServersToServerGroup(a)
 		return err == nil
 	})
-	s := svc("bound", map[string]string{"vgroup-port": gr.ServerGroupId + ":80"})
+	// Not bound to the load balancer that uses the group: refused.
+	own := svc("bound-elsewhere", map[string]string{"vgroup-port": group + ":80"})
+	m := f.mark()
+	if _, err := f.p.Ensure(f.ctx, request(t, own, instances[:2], nil)); err == nil || !strings.Contains(err.Error(), group) {
+		t.Fatalf("vgroup-port of a group used by another load balancer: %v", err)
+	}
+	if _, _, writes := f.callsSince(m); writes["AddServersToServerGroup"] != 0 {
+		t.Fatalf("servers written to a group of another load balancer: %v", writes)
+	}
+	s := svc("bound", map[string]string{"id": lbID, "vgroup-port": group + ":80"})
 	req := f.ensureNew(request(t, s, instances[:2], nil))
-	if got := strings.Join(f.servers(gr.ServerGroupId), ","); got != "i-node1:30080/100,i-node2:30080/100,i-node3:9000/10" {
+	if got := strings.Join(f.servers(group), ","); got != "i-node1:30080/100,i-node2:30080/100,i-node3:9000/10" {
 		t.Fatalf("servers %s", got)
 	}
-	if l := f.listeners(req.LoadBalancerID); len(l) != 1 || l[0].ServerGroupId != gr.ServerGroupId {
+	if l := f.listeners(lbID); len(l) != 1 || l[0].ServerGroupId != group {
 		t.Fatalf("listeners %+v", l)
 	}
 	if len(f.groupsOf(s)) != 0 {
 		t.Errorf("a group of our own was created")
 	}
-	_, err = f.p.Delete(f.ctx, req)
+	_, err := f.p.Delete(f.ctx, req)
 	emulatortest.NoError(t, err)
-	if got := strings.Join(f.servers(gr.ServerGroupId), ","); got != "i-node3:9000/10" {
+	if got := strings.Join(f.servers(group), ","); got != "i-node3:9000/10" {
 		t.Errorf("servers after delete: %s, want only the user's", got)
 	}
 }
