@@ -272,13 +272,20 @@ func getService(t *testing.T, name string) *corev1.Service {
 
 func updateService(t *testing.T, name string, mutate func(*corev1.Service)) {
 	t.Helper()
+	updateServiceIn(t, ns, name, mutate)
+}
+
+// updateServiceIn applies mutate to the Service namespace/name, retrying
+// on conflicts.
+func updateServiceIn(t *testing.T, namespace, name string, mutate func(*corev1.Service)) {
+	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		svc, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		svc, err := kube(t).CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		mutate(svc)
-		_, err = kube(t).CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+		_, err = kube(t).CoreV1().Services(namespace).Update(ctx, svc, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			return false, nil
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -110,15 +109,7 @@ func kinds(t *testing.T) []lbKind {
 				resp, err := nlbClient(t).GetLoadBalancerAttribute(r)
 				return err == nil && resp.DeletionProtectionConfig.Enabled
 			},
-			service: func(t *testing.T, name string, ann map[string]string) *corev1.Service {
-				all := map[string]string{annotations.Key("zone-maps"): strings.Join(zones, ",")}
-				for k, v := range ann {
-					all[k] = v
-				}
-				svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: all})
-				svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
-				return svc
-			},
+			service: nlbService,
 			tagged: func(t *testing.T, svc *corev1.Service) []string {
 				r := nlb.CreateListLoadBalancersRequest()
 				r.Tag = &[]nlb.ListLoadBalancersTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(svc)}}

@@ -15,7 +15,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
@@ -285,26 +284,6 @@ func TestTenantNoStuckDelete(t *testing.T) {
 			took := deleteServiceIn(t, attackerNS, name, 30*time.Second)
 			t.Logf("deleted in %v", took)
 		})
-	}
-}
-
-// updateServiceIn is updateService in namespace.
-func updateServiceIn(t *testing.T, namespace, name string, mutate func(*corev1.Service)) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		svc, err := kube(t).CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		mutate(svc)
-		_, err = kube(t).CoreV1().Services(namespace).Update(ctx, svc, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
