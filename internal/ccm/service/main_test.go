@@ -106,7 +106,14 @@ func setup() error {
 		return err
 	}
 	// The CCM's node controller initializes them (providerID, taint removed).
-	return ccmtest.WaitNodesInitialized(ctx, cs, append([]string{podHost}, nodeNames...), 50*time.Second)
+	if err := ccmtest.WaitNodesInitialized(ctx, cs, append([]string{podHost}, nodeNames...), 50*time.Second); err != nil {
+		return err
+	}
+	// Cordoned, so that the scheduler puts the tests' pods on the other
+	// Nodes only (Local traffic policy weights count them); only now,
+	// since initialization updates the Node from the controller's copy.
+	_, err = cs.CoreV1().Nodes().Patch(ctx, podHost, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
+	return err
 }
 
 // The pod host is a Node whose instance has a secondary ENI holding pod
@@ -144,13 +151,8 @@ func seedPodHost(ctx context.Context, cs kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	if _, err = localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: podHost, InternalIP: ips[ids["instance"][0]], Kwok: true,
-		Labels: map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"}}); err != nil {
-		return err
-	}
-	// Cordoned, so the scheduler puts the tests' pods on the other Nodes
-	// only (Local traffic policy weights count them).
-	_, err = cs.CoreV1().Nodes().Patch(ctx, podHost, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
+	_, err = localcluster.RegisterKubeletNode(ctx, cs, localcluster.KubeletNode{Name: podHost, InternalIP: ips[ids["instance"][0]], Kwok: true,
+		Labels: map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"}})
 	return err
 }
 
