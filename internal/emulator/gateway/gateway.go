@@ -149,6 +149,9 @@ var notFoundAPI = api.Errorf(http.StatusNotFound, "InvalidApi.NotFound", "Specif
 func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := RequestRecord{Time: start, RequestID: g.newRequestID()}
+	// Every answer, error or not, names its request in this header as the
+	// real gateway does; clients log it when the body cannot be parsed.
+	w.Header().Set("x-acs-request-id", rec.RequestID)
 	host := "emulator"
 	finish := func(status int, code string) {
 		rec.Status, rec.Code = status, code
@@ -398,6 +401,12 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// Products returns the products the gateway routes to, with their action
+// tables (the emulator's dispatch table, which the conformance test covers).
+func (g *Gateway) Products() []api.Product {
+	return append([]api.Product(nil), g.cfg.Products...)
 }
 
 // Requests returns the logged calls matching f, oldest first.

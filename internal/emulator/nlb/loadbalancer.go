@@ -443,6 +443,9 @@ func (s *Service) lbView(lb *LoadBalancer, now time.Time, getStyle bool) map[str
 	} else {
 		out["Tags"] = api.TagMaps(lb.Tags, "Key", "Value")
 		out["AliUid"] = aliUID(lb.AccountID)
+		// ListLoadBalancers' items have no Cps (SDK v1.63.107 and
+		// nlb-20220430/v3 alike); GetLoadBalancerAttribute has it.
+		delete(out, "Cps")
 	}
 	return out
 }

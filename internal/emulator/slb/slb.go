@@ -55,6 +55,7 @@ func (s *Service) Product() api.Product {
 		"AddBackendServers":                     w(s.addBackendServers),
 		"RemoveBackendServers":                  w(s.removeBackendServers),
 		"SetBackendServers":                     w(s.setBackendServers),
+		"DescribeHealthStatus":                  r(s.describeHealthStatus),
 		// listeners
 		"CreateLoadBalancerTCPListener":              w(s.createListener("tcp")),
 		"CreateLoadBalancerUDPListener":              w(s.createListener("udp")),
