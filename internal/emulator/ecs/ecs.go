@@ -311,7 +311,8 @@ func (s *Service) Product() api.Product {
 		"UntagResources":                  s.untagResources,
 		"ListTagResources":                s.listTagResources,
 	}
-	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil)}
+	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil),
+		RegionRequired: true, UnknownRegion: api.ECSUnknownRegion}
 }
 
 // Identity returns what the metadata service serves for an instance (""

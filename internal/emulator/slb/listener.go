@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
@@ -53,8 +54,11 @@ var (
 var listenerFields = func() []lfield {
 	fs := []lfield{
 		{name: "Bandwidth", kind: fInt, def: "-1", min: -1, max: 5120, protos: "tcp udp http https", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: []string{"wrr", "rr", "sch", "tch", "qch"}, protos: "tcp udp", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: []string{"wrr", "rr"}, protos: "http https", top: true},
+		// The schedulers are the table the CCM's annotation parser uses too.
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("tcp"), protos: "tcp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("udp"), protos: "udp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("http"), protos: "http", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("https"), protos: "https", top: true},
 		{name: "Description", kind: fStr, protos: "tcp udp http https", top: true, maxLen: 256},
 		{name: "AclId", kind: fStr, protos: "tcp udp http https", top: true},
 		{name: "AclStatus", kind: fStr, def: "off", enum: onOffEnum, protos: "tcp udp http https", top: true},

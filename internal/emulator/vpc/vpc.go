@@ -251,7 +251,8 @@ func (s *Service) Product() api.Product {
 		"ModifyRouteEntry":          s.modifyRouteEntry,
 		"DescribeEipAddresses":      s.describeEipAddresses,
 	}
-	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil)}
+	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil),
+		RegionRequired: true, UnknownRegion: api.VPCUnknownRegion}
 }
 
 // vpcTime is the timestamp format of VPC responses.
