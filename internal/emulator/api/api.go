@@ -36,6 +36,10 @@ type Product struct {
 	// RegionRequired refuses calls without RegionId (MissingParameter), as
 	// the ECS, VPC and CLB APIs do; NLB takes its region from the endpoint.
 	RegionRequired bool
+	// RegionOptional are the actions exempt from RegionRequired: their API
+	// models make RegionId optional or lack it, the endpoint naming the
+	// region.
+	RegionOptional map[string]bool
 	// UnknownRegion, when set, is the product's answer to a RegionId that
 	// is not in the emulator's region table.
 	UnknownRegion func(id string) *Error

@@ -312,7 +312,9 @@ func (s *Service) Product() api.Product {
 		"ListTagResources":                s.listTagResources,
 	}
 	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil),
-		RegionRequired: true, UnknownRegion: api.ECSUnknownRegion}
+		RegionRequired: true, UnknownRegion: api.ECSUnknownRegion,
+		// ecs-20140526/v7's request models of these have no RegionId.
+		RegionOptional: map[string]bool{"DescribeInstanceAttribute": true, "DeleteInstance": true}}
 }
 
 // Identity returns what the metadata service serves for an instance (""

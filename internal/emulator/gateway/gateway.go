@@ -248,7 +248,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 	region := in.params.String("RegionId")
 	switch {
-	case region == "" && prod.RegionRequired:
+	case region == "" && prod.RegionRequired && !prod.RegionOptional[action]:
 		fail(api.MissingParameter("RegionId"))
 		return
 	case region == "":

@@ -252,7 +252,10 @@ func (s *Service) Product() api.Product {
 		"DescribeEipAddresses":      s.describeEipAddresses,
 	}
 	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil),
-		RegionRequired: true, UnknownRegion: api.VPCUnknownRegion}
+		RegionRequired: true, UnknownRegion: api.VPCUnknownRegion,
+		// vpc-20160428/v6's request models make RegionId optional here.
+		RegionOptional: map[string]bool{"DeleteVpc": true, "CreateVSwitch": true, "DeleteVSwitch": true, "DescribeVSwitches": true,
+			"DescribeVSwitchAttributes": true, "CreateRouteEntry": true, "DeleteRouteEntry": true}}
 }
 
 // vpcTime is the timestamp format of VPC responses.
