@@ -119,6 +119,10 @@ func ecsScenario() []step {
 		e("ListTagResources", p{"ResourceType": "instance", "ResourceId.1": worldInst1}),
 		e("DescribeTags", p{"ResourceType": "instance", "ResourceId": worldInst1}),
 		e("UntagResources", p{"ResourceType": "instance", "ResourceId.1": worldInst1, "TagKey.1": "env"}),
+		e("DescribeSecurityGroupAttribute", p{"SecurityGroupId": "sg-missing"}).fails("InvalidSecurityGroupId.NotFound"),
+		e("RunInstances", p{"ImageId": "aliyun_3_x64", "InstanceType": "ecs.g7.large", "VSwitchId": "vsw-missing", "SecurityGroupId": worldSG}).fails("InvalidVSwitchId.NotFound"),
+		e("AuthorizeSecurityGroup", p{"SecurityGroupId": "{sg}", "IpProtocol": "bogus", "PortRange": "80/80", "SourceCidrIp": "10.0.0.0/8"}).fails("InvalidIpProtocol.Malformed"),
+		e("TagResources", p{"ResourceType": "bogus", "ResourceId.1": worldInst1, "Tag.1.Key": "k", "Tag.1.Value": "v"}).fails("InvalidResourceType.NotFound"),
 		e("DeleteSecurityGroup", p{"SecurityGroupId": "{sg}"}),
 		e("DeleteInstance", p{"InstanceId": "{new1}", "Force": "true"}),
 		e("DeleteInstances", p{"InstanceId.1": "{new2}", "Force": "true"}),
@@ -140,10 +144,15 @@ func vpcScenario() []step {
 		v("CreateRouteEntries", p{"RouteEntries.1.RouteTableId": worldTable, "RouteEntries.1.DstCidrBlock": "172.16.2.0/24",
 			"RouteEntries.1.NextHop": worldInst2, "RouteEntries.1.NextHopType": "Instance"}),
 		v("DescribeRouteEntryList", p{"RouteTableId": worldTable, "MaxResult": "100"}),
+		v("CreateRouteEntry", p{"RouteTableId": worldTable, "DestinationCidrBlock": "172.16.1.0/24", "NextHopType": "Instance", "NextHopId": worldInst1}).fails("InvalidCIDRBlock.Duplicate"),
+		v("CreateRouteEntry", p{"RouteTableId": worldTable, "DestinationCidrBlock": "172.16.9.0/24", "NextHopType": "Instance", "NextHopId": "i-missing"}).fails("InvalidNextHop.NotFound"),
+		v("DescribeRouteEntryList", p{"RouteTableId": "vtb-missing"}).fails("InvalidRouteTableId.NotFound"),
+		v("DescribeVSwitchAttributes", p{"VSwitchId": "vsw-missing"}).fails("InvalidVSwitchId.NotFound"),
 		v("ModifyRouteEntry", p{"RouteEntryId": "{rte}", "RouteEntryName": "renamed"}),
 		v("DeleteRouteEntry", p{"RouteEntryId": "{rte}"}),
 		v("DeleteRouteEntries", p{"RouteEntries.1.RouteTableId": worldTable, "RouteEntries.1.DstCidrBlock": "172.16.2.0/24", "RouteEntries.1.NextHop": worldInst2}),
 		v("DescribeEipAddresses", p{}),
+		v("DeleteRouteEntry", p{"RouteEntryId": "rte-missing"}).fails("InvalidRouteEntry.NotFound"),
 		v("DeleteVSwitch", p{"VSwitchId": "{vsw}"}),
 		v("DeleteVpc", p{"VpcId": "{vpc}"}),
 		v("DescribeVpcAttribute", p{"VpcId": "vpc-missing"}).fails("InvalidVpcId.NotFound"),
@@ -203,6 +212,14 @@ func slbScenario() []step {
 		s("CreateDomainExtension", p{"LoadBalancerId": "{lb}", "ListenerPort": "443", "Domain": "conform.example.com", "ServerCertificateId": "{cert}"}, "dext", "DomainExtensionId"),
 		s("DescribeDomainExtensions", p{"LoadBalancerId": "{lb}", "ListenerPort": "443"}),
 		s("SetDomainExtensionAttribute", p{"DomainExtensionId": "{dext}", "ServerCertificateId": "{cert}"}),
+		s("CreateLoadBalancerTCPListener", p{"LoadBalancerId": "{lb}", "ListenerPort": "80", "BackendServerPort": "80"}).fails("ListenerAlreadyExists"),
+		s("CreateLoadBalancerTCPListener", p{"LoadBalancerId": "{lb}", "ListenerPort": "8080", "BackendServerPort": "80"}).fails("ListenerPortConflict"),
+		s("CreateLoadBalancerTCPListener", p{"LoadBalancerId": "{lb}", "ListenerPort": "81", "BackendServerPort": "80", "Scheduler": "wlc"}).fails("InvalidParameter"),
+		s("DescribeLoadBalancerTCPListenerAttribute", p{"LoadBalancerId": "{lb}", "ListenerPort": "9999"}).fails("ListenerNotFound"),
+		s("AddVServerGroupBackendServers", p{"VServerGroupId": "{vsg}", "BackendServers": `[{"ServerId":"i-missing","Port":"80"}]`}).fails("InvalidServerId.NotFound"),
+		s("DeleteVServerGroup", p{"VServerGroupId": "{vsg}"}).fails("RspoolVipExist"),
+		s("SetLoadBalancerDeleteProtection", p{"LoadBalancerId": "{lb}", "DeleteProtection": "on"}),
+		s("DeleteLoadBalancer", p{"LoadBalancerId": "{lb}"}).fails("OperationDenied.DeleteProtectionIsOn"),
 		s("StartLoadBalancerListener", p{"LoadBalancerId": "{lb}", "ListenerPort": "80"}),
 		s("DescribeLoadBalancerTCPListenerAttribute", p{"LoadBalancerId": "{lb}", "ListenerPort": "80"}),
 		s("DescribeLoadBalancerUDPListenerAttribute", p{"LoadBalancerId": "{lb}", "ListenerPort": "53"}),
@@ -262,6 +279,15 @@ func nlbScenario() []step {
 		n("RemoveServersFromServerGroup", p{"ServerGroupId": "{sgp}", "Servers.1.ServerId": worldInst1, "Servers.1.ServerType": "Ecs", "Servers.1.Port": "80"}),
 		n("CreateListener", p{"LoadBalancerId": "{nlb}", "ListenerProtocol": "TCP", "ListenerPort": "80", "ServerGroupId": "{sgp}"}, "lsn", "ListenerId"),
 		n("ListListeners", p{"LoadBalancerIds.1": "{nlb}"}),
+		n("CreateListener", p{"LoadBalancerId": "{nlb}", "ListenerProtocol": "TCP", "ListenerPort": "80", "ServerGroupId": "{sgp}"}).fails("Conflict.Port"),
+		n("DeleteServerGroup", p{"ServerGroupId": "{sgp}"}).fails("ResourceInUse.ServerGroup"),
+		n("CreateLoadBalancer", mergeP(zones, p{"DryRun": "true"})).fails("DryRunOperation"),
+		n("GetJobStatus", p{"JobId": "job-missing"}).fails("ResourceNotFound.JobId"),
+		n("CreateServerGroup", p{"ServerGroupName": "missing-vpc", "VpcId": "vpc-missing"}).fails("ResourceNotFound.Vpc"),
+		n("ListServerGroupServers", p{"ServerGroupId": "sgp-missing"}).fails("ResourceNotFound.serverGroup"),
+		n("UpdateLoadBalancerProtection", p{"LoadBalancerId": "{nlb}", "DeletionProtectionEnabled": "true"}),
+		n("DeleteLoadBalancer", p{"LoadBalancerId": "{nlb}"}).fails("OperationDenied.DeletionProtectionEnabled"),
+		n("UpdateLoadBalancerProtection", p{"LoadBalancerId": "{nlb}", "DeletionProtectionEnabled": "false"}),
 		n("GetListenerAttribute", p{"ListenerId": "{lsn}"}),
 		n("UpdateListenerAttribute", p{"ListenerId": "{lsn}", "ListenerDescription": "renamed"}),
 		n("StopListener", p{"ListenerId": "{lsn}"}),
@@ -334,4 +360,16 @@ func newListAsynJobsResponse() *listAsynJobsResponse {
 // extraModels are the served actions without a model in the legacy SDK.
 var extraModels = map[string]map[string]model{
 	"nlb": {"ListAsynJobs": m(newListAsynJobsRequest, newListAsynJobsResponse)},
+}
+
+// mergeP returns a copy of a with b's parameters added.
+func mergeP(a, b p) p {
+	out := p{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
