@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	}
 	cfg := emulator.Config{
 		Region:                o.region,
-		Regions:               splitList(o.regions),
+		Regions:               strings.FieldsFunc(o.regions, func(r rune) bool { return r == ',' || r == ' ' }),
 		StatePath:             o.state,
 		DisableAuth:           o.disableAuth,
 		AccountID:             o.accountID,
@@ -196,15 +196,4 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil
-}
-
-// splitList splits a comma list, dropping blanks.
-func splitList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"reflect"
 	"regexp"
@@ -233,7 +232,7 @@ func TestConformance(t *testing.T) {
 	r := &runner{t: t, vars: map[string]string{}, results: map[string]*tally{}, codes: map[string]map[string]bool{}, clients: map[string]*sdk.Client{
 		"ecs": &env.ECS(t).Client, "vpc": &env.VPC(t).Client, "slb": &env.SLB(t).Client, "nlb": &env.NLB(t).Client,
 	}}
-	for _, sc := range scenarios() {
+	for _, sc := range scenarios(t) {
 		r.run(sc)
 	}
 	served := servedActions(env)
@@ -366,20 +365,9 @@ func renderErrors(product string, actions []string, codes map[string]map[string]
 func checkErrorTables(t *testing.T, served map[string][]string, codes map[string]map[string]bool) {
 	t.Helper()
 	for _, product := range []string{"ecs", "vpc", "slb", "nlb"} {
-		want := renderErrors(product, served[product], codes)
 		start, end := errorMarkers(product)
 		for _, path := range errorDocs[product] {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			doc := string(data)
-			i, j := strings.Index(doc, start), strings.Index(doc, end)
-			if i < 0 || j < i {
-				t.Errorf("%s has no %s error table", path, product)
-				continue
-			}
-			have := doc[i : j+len(end)]
+			have := syncBlock(t, path, start, end, renderErrors(product, served[product], codes))
 			for _, line := range strings.Split(have, "\n") {
 				cells := strings.Split(line, " | ")
 				if len(cells) != 2 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| action") {
@@ -392,16 +380,6 @@ func checkErrorTables(t *testing.T, served map[string][]string, codes map[string
 					}
 				}
 			}
-			if have == want {
-				continue
-			}
-			if !*update {
-				t.Errorf("the %s error table in %s is out of date; run go test ./internal/emulator/conformance -run TestConformance -update", product, path)
-				continue
-			}
-			if err := os.WriteFile(path, []byte(doc[:i]+want+doc[j+len(end):]), 0o644); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 }
@@ -410,34 +388,33 @@ func checkErrorTables(t *testing.T, served map[string][]string, codes map[string
 // rewrites it with -update.
 func checkResultsTable(t *testing.T, rows []resultRow) {
 	t.Helper()
-	data, err := os.ReadFile(docPath)
+	syncBlock(t, docPath, tableStart, tableEnd, renderTable(rows))
+}
+
+// syncBlock compares the generated block between the start and end
+// markers of the file at path with want, rewriting it with -update; it
+// returns the block as the file had it.
+func syncBlock(t *testing.T, path, start, end, want string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	start, end := strings.Index(doc, tableStart), strings.Index(doc, tableEnd)
-	if start < 0 || end < start {
-		t.Fatalf("%s has no conformance table between %q and %q", docPath, tableStart, tableEnd)
+	i, j := strings.Index(doc, start), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Errorf("%s has no block between %q and %q", path, start, end)
+		return ""
 	}
-	want := renderTable(rows)
-	if doc[start:end+len(tableEnd)] == want {
-		return
+	have := doc[i : j+len(end)]
+	switch {
+	case have == want:
+	case !*update:
+		t.Errorf("a generated table in %s is out of date; run go test ./internal/emulator/conformance -run TestConformance -update", path)
+	default:
+		if err := os.WriteFile(path, []byte(doc[:i]+want+doc[j+len(end):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if !*update {
-		t.Errorf("the conformance table in docs/emulator.md is out of date; run go test ./internal/emulator/conformance -run TestConformance -update")
-		return
-	}
-	doc = doc[:start] + want + doc[end+len(tableEnd):]
-	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// statusOf is the HTTP status of an SDK error, for the scenarios' checks.
-func statusOf(err error) int {
-	var se *sdkerrors.ServerError
-	if errors.As(err, &se) {
-		return se.HttpStatus()
-	}
-	return http.StatusOK
+	return have
 }

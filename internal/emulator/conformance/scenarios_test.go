@@ -1,15 +1,7 @@
 package conformance_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
-	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
@@ -64,33 +56,12 @@ func newWorld(t *testing.T) *emulatortest.Env {
 
 func ptr[T any](v T) *T { return &v }
 
-// selfSigned returns a PEM certificate and key for the certificate actions.
-func selfSigned(ca bool) (certPEM, keyPEM string) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "conform.example.com"},
-		DNSNames: []string{"conform.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: ca, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		panic(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-}
-
 type p = map[string]string
 
 // scenarios are the life cycles whose every response is checked; together
 // they call each served action at least once successfully.
-func scenarios() [][]step {
-	return [][]step{ecsScenario(), vpcScenario(), slbScenario(), nlbScenario()}
+func scenarios(t *testing.T) [][]step {
+	return [][]step{ecsScenario(), vpcScenario(), slbScenario(t), nlbScenario()}
 }
 
 func ecsScenario() []step {
@@ -159,10 +130,10 @@ func vpcScenario() []step {
 	}
 }
 
-func slbScenario() []step {
+func slbScenario(t *testing.T) []step {
 	s := func(action string, params p, save ...string) step { return st("slb", action, params, save...) }
-	cert, key := selfSigned(false)
-	ca, _ := selfSigned(true)
+	cert, key := emulatortest.SelfSigned(t, "conform.example.com", false)
+	ca, _ := emulatortest.SelfSigned(t, "Conform CA", true)
 	backends := `[{"ServerId":"` + worldInst1 + `","Weight":"100","Type":"ecs","Port":"80"}]`
 	return []step{
 		s("CreateLoadBalancer", p{"LoadBalancerName": "conform", "AddressType": "intranet", "VSwitchId": worldVSW1, "LoadBalancerSpec": "slb.s1.small"}, "lb", "LoadBalancerId"),
