@@ -18,9 +18,9 @@ import (
 // The second client generation: the darabonba clients generated from the
 // API models (signature V3, ACS3-HMAC-SHA256; Action and Version in
 // headers only; repeat lists flattened by the generator; NLB parameters in
-// the form body). ECS and VPC use their product modules; SLB and NLB,
-// whose modules the proxy does not serve in a usable version, use the
-// generic CallApi as the CCM's NLB client does.
+// the form body). ECS and VPC use their product modules; SLB and NLB use
+// the generic CallApi, as the CCM's NLB client does (the module proxy does
+// not serve slb-20140515/v4 or nlb-20220430/v4).
 
 func v3Config(env *emulatortest.Env) *openapiutil.Config {
 	return &openapiutil.Config{
