@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
@@ -47,6 +48,7 @@ func main() {
 // options are the command-line settings.
 type options struct {
 	listen, state, seed, region    string
+	regions                        string
 	keyID, keySecret, accountID    string
 	disableAuth, requireIMDSv2     bool
 	metadataRole, metadataInstance string
@@ -82,6 +84,7 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 	fs.StringVar(&o.state, "state", "", "bbolt file that keeps the cloud across restarts (default: in memory)")
 	fs.StringVar(&o.seed, "seed", "", "YAML or JSON seed file, applied only when the state is empty")
 	fs.StringVar(&o.region, "region", emulator.DefaultRegion, "default region of calls without RegionId")
+	fs.StringVar(&o.regions, "regions", "", "comma list of the regions the cloud offers (default: "+strings.Join(api.DefaultRegionIDs(), ",")+"); calls naming another region get the product's InvalidRegionId/UnauthorizedRegion error")
 	fs.StringVar(&o.keyID, "access-key-id", getenv("ALICLOUD_EMULATOR_ACCESS_KEY_ID"), "AccessKeyId accepted (env ALICLOUD_EMULATOR_ACCESS_KEY_ID; generated when empty)")
 	fs.StringVar(&o.keySecret, "access-key-secret", getenv("ALICLOUD_EMULATOR_ACCESS_KEY_SECRET"), "AccessKeySecret of that key (env ALICLOUD_EMULATOR_ACCESS_KEY_SECRET)")
 	fs.StringVar(&o.accountID, "account-id", gateway.DefaultAccountID, "account that owns the key and the metadata role")
@@ -126,6 +129,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	}
 	cfg := emulator.Config{
 		Region:                o.region,
+		Regions:               strings.FieldsFunc(o.regions, func(r rune) bool { return r == ',' || r == ' ' }),
 		StatePath:             o.state,
 		DisableAuth:           o.disableAuth,
 		AccountID:             o.accountID,

@@ -178,7 +178,7 @@ func TestUnsafeCreateIsNotReplayed(t *testing.T) {
 			if _, err := env.Emulator.Gateway.AddFault(f); err != nil {
 				t.Fatal(err)
 			}
-			err := createLB(context.Background(), c, "lb-"+strings.ReplaceAll(tc.name, " ", ""), tc.token)
+			err := createLB(context.Background(), c, lbName(tc.name), tc.token)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
@@ -188,7 +188,7 @@ func TestUnsafeCreateIsNotReplayed(t *testing.T) {
 			if calls := len(env.Emulator.Requests(gateway.RequestFilter{Product: "slb", Action: "CreateLoadBalancer"})); calls != tc.wantCalls {
 				t.Errorf("%d CreateLoadBalancer calls, want %d", calls, tc.wantCalls)
 			}
-			if n := countLBs(t, env, "lb-"+strings.ReplaceAll(tc.name, " ", "")); n != tc.wantLBs {
+			if n := countLBs(t, env, lbName(tc.name)); n != tc.wantLBs {
 				t.Errorf("%d load balancers, want %d", n, tc.wantLBs)
 			}
 		})
@@ -438,4 +438,10 @@ func TestSignatureMismatchDoesNotEchoTheToken(t *testing.T) {
 	if strings.Contains(err.Error(), token) {
 		t.Fatalf("the error shows the security token: %v", err)
 	}
+}
+
+// lbName turns a case name into a load balancer name the CLB API accepts
+// (letters, digits, '.', '_', '-'; see apifacts.ValidCLBName).
+func lbName(caseName string) string {
+	return "lb-" + strings.NewReplacer(" ", "", ",", "_").Replace(caseName)
 }

@@ -31,6 +31,10 @@ type AccessKey = gateway.AccessKey
 type Config struct {
 	// Region is the default region (cn-hangzhou when empty).
 	Region string
+	// Regions are the region ids the emulated cloud offers (default
+	// api.DefaultRegionIDs()); Region is always among them. A call naming
+	// another region is refused with its product's code.
+	Regions []string
 	// StatePath, when set, persists the state in a bbolt file.
 	StatePath string
 	// AccessKeys are the key pairs signed calls must use.
@@ -106,8 +110,13 @@ func New(cfg Config) (*Emulator, error) {
 	if e.NLB, err = nlb.New(st, e.ECS, e.VPC); err != nil {
 		return nil, fmt.Errorf("nlb: %w", err)
 	}
+	regions := cfg.Regions
+	if len(regions) == 0 {
+		regions = api.DefaultRegionIDs()
+	}
 	e.Gateway, err = gateway.New(gateway.Config{
 		Region:                cfg.Region,
+		Regions:               api.NewRegions(append([]string{cfg.Region}, regions...)),
 		Store:                 st,
 		Products:              []api.Product{e.ECS.Product(), e.VPC.Product(), e.SLB.Product(), e.NLB.Product()},
 		AccessKeys:            cfg.AccessKeys,

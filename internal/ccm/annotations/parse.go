@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -325,7 +326,7 @@ func (r *reader) loadBalancer(s *Settings) {
 	lb.ForceOverrideListeners = r.trueFalse("force-override-listeners")
 	if a, key, v, ok := r.raw("name"); ok {
 		n := len([]rune(v))
-		if (r.owner == OwnerCLB && n > 80) || (r.owner == OwnerNLB && (n < 2 || n > 128)) {
+		if (r.owner == OwnerCLB && !apifacts.ValidCLBName(v)) || (r.owner == OwnerNLB && (n < 2 || n > 128)) {
 			r.failA(a, key, v)
 		} else {
 			lb.Name = &v
@@ -927,6 +928,16 @@ func (r *reader) crossField(s *Settings) {
 	}
 	l := &s.Listener
 	if r.owner == OwnerCLB {
+		// The scheduler is one value for every listener; each listener's
+		// protocol must accept it (apifacts, which the emulator shares).
+		if l.Scheduler != nil {
+			for _, port := range s.Ports {
+				if ok := apifacts.CLBSchedulers(string(port.Protocol)); ok != nil && !slices.Contains(ok, *l.Scheduler) {
+					r.fail(r.keyOf("scheduler"), val("scheduler"), fmt.Sprintf("port %d is %s, whose listeners take %s", port.Port, port.Protocol, strings.Join(ok, ", ")), false)
+					break
+				}
+			}
+		}
 		if has(ProtocolHTTPS) && l.CertID == nil {
 			r.fail(r.keyOf("protocol-port"), val("protocol-port"), "an https port requires "+r.keyOf("cert-id"), false)
 		}

@@ -3,6 +3,8 @@ package annotations
 import (
 	"fmt"
 	"strings"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 )
 
 // Scope says which load balancer kinds an annotation applies to.
@@ -216,7 +218,7 @@ var Registry = []Annotation{
 	// Shared, load balancer level.
 	p("id", ScopeShared, KindFormat, "Reuse an existing load balancer; it is never deleted, and its listeners are left alone unless force-override-listeners is true.", format("a load balancer id: lb-… (CLB) or nlb-… (NLB)"), backends()),
 	p("force-override-listeners", ScopeShared, KindTrueFalse, "With id: manage the reused load balancer's listeners.", def("false")),
-	p("name", ScopeShared, KindFormat, "Load balancer name.", format("1–80 characters (CLB), 2–128 (NLB)"), def(`"a" + Service UID without dashes, 32 characters`)),
+	p("name", ScopeShared, KindFormat, "Load balancer name.", format("CLB: "+apifacts.CLBNameRule+"; NLB: 2–128 characters"), def(`"a" + Service UID without dashes, 32 characters`)),
 	p("address-type", ScopeCLB, KindEnum, "Public or private address.", values("internet", "intranet"), def(DefaultAddressType), immutable()),
 	p("address-type", ScopeNLB, KindEnum, "Public or private IPv4 address.", values("internet", "intranet"), def(DefaultAddressType)),
 	p("resource-group-id", ScopeShared, KindFormat, "Resource group of a created load balancer; a reused one must already be in it.", format("rg-…"), def("cloud-config resourceGroupID"), immutable()),
@@ -238,7 +240,7 @@ var Registry = []Annotation{
 	p("idle-timeout", ScopeCLB, KindInt, "HTTP/HTTPS connection idle timeout in seconds.", rng(1, 60)),
 	p("idle-timeout", ScopeNLB, KindInt, "Listener connection idle timeout in seconds.", rng(1, 900)),
 	p("proxy-protocol", ScopeShared, KindOnOff, "Pass client addresses with Proxy Protocol v2 (TCP/UDP)."),
-	p("scheduler", ScopeCLB, KindEnum, "Listener scheduling algorithm.", values("rr", "wrr", "wlc", "sch", "tch", "qch"), def(DefaultCLBScheduler)),
+	p("scheduler", ScopeCLB, KindEnum, "Listener scheduling algorithm (tcp/udp: wrr, rr, sch, tch; http/https: wrr, rr).", values(apifacts.AllCLBSchedulers()...), def(DefaultCLBScheduler)),
 	p("scheduler", ScopeNLB, KindEnum, "Server group scheduling algorithm.", values("Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"), def(DefaultNLBScheduler)),
 	p("connection-drain", ScopeShared, KindOnOff, "Drain connections of removed backends (TCP/UDP)."),
 	p("connection-drain-timeout", ScopeCLB, KindInt, "Connection drain timeout in seconds.", rng(10, 900)),

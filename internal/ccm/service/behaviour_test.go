@@ -32,7 +32,7 @@ func TestInvalidAnnotation(t *testing.T) {
 	}})
 	createService(t, svcSpec{name: "valid-neighbour", ports: []int32{80}})
 	ev := waitEvent(t, "invalid", "InvalidAnnotation", "fastest")
-	for _, want := range []string{annotations.Key("scheduler"), "rr, wrr", annotations.LegacyKey("healthy-threshold"), `"42"`, "2 to 10"} {
+	for _, want := range []string{annotations.Key("scheduler"), "wrr, rr", annotations.LegacyKey("healthy-threshold"), `"42"`, "2 to 10"} {
 		if !strings.Contains(ev.Message, want) {
 			t.Errorf("event %q lacks %q", ev.Message, want)
 		}

@@ -33,6 +33,16 @@ type Product struct {
 	Host string
 	// Actions maps an action name to its implementation.
 	Actions map[string]Action
+	// RegionRequired refuses calls without RegionId (MissingParameter), as
+	// the ECS, VPC and CLB APIs do; NLB takes its region from the endpoint.
+	RegionRequired bool
+	// RegionOptional are the actions exempt from RegionRequired: their API
+	// models make RegionId optional or lack it, the endpoint naming the
+	// region.
+	RegionOptional map[string]bool
+	// UnknownRegion, when set, is the product's answer to a RegionId that
+	// is not in the emulator's region table.
+	UnknownRegion func(id string) *Error
 }
 
 // Request is one parsed and authenticated API call.
@@ -45,6 +55,9 @@ type Request struct {
 	Version string
 	// RegionID is the RegionId parameter, or the emulator's default region.
 	RegionID string
+	// Regions is the emulator's region table (nil: every region exists,
+	// with the zones of RegionFor).
+	Regions *Regions
 	// AccountID is the account owning the AccessKey that signed the request.
 	AccountID string
 	// AccessKeyID is the AccessKey (or STS key) that signed the request.

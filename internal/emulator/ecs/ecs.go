@@ -288,6 +288,8 @@ func New(st *store.Store, v *vpc.Service) (*Service, error) {
 func (s *Service) Product() api.Product {
 	handlers := map[string]api.Handler{
 		"DescribeInstances":               s.describeInstances,
+		"DescribeInstanceAttribute":       s.describeInstanceAttribute,
+		"DescribeTags":                    s.describeTags,
 		"RunInstances":                    s.runInstances,
 		"StartInstances":                  s.startInstances,
 		"StopInstances":                   s.stopInstances,
@@ -309,7 +311,10 @@ func (s *Service) Product() api.Product {
 		"UntagResources":                  s.untagResources,
 		"ListTagResources":                s.listTagResources,
 	}
-	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil)}
+	return api.Product{Name: "ecs", Version: Version, Host: "ecs.aliyuncs.com", Actions: api.Actions(handlers, nil),
+		RegionRequired: true, UnknownRegion: api.ECSUnknownRegion,
+		// ecs-20140526/v7's request models of these have no RegionId.
+		RegionOptional: map[string]bool{"DescribeInstanceAttribute": true, "DeleteInstance": true}}
 }
 
 // Identity returns what the metadata service serves for an instance (""
@@ -390,7 +395,10 @@ func paging(p api.Params, total, defSize, maxPage, maxResults int) (out map[stri
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		return map[string]any{"NextToken": next, "MaxResults": max, "TotalCount": total}, start, end, nil
+		// The response models have no MaxResults (SDK v1.63.107 and
+		// ecs-20140526/v7 alike), so only the token and count go back.
+		_ = max
+		return map[string]any{"NextToken": next, "TotalCount": total}, start, end, nil
 	}
 	num, size, start, end, err := p.Page(total, defSize, maxPage)
 	if err != nil {

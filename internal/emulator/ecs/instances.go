@@ -614,3 +614,38 @@ func (s *Service) deleteInstances(req *api.Request) (map[string]any, error) {
 	}
 	return map[string]any{"TaskGroupId": ""}, nil
 }
+
+// instanceAttributeFields are the members of DescribeInstances' item that
+// DescribeInstanceAttribute's model also has, with the same shape.
+var instanceAttributeFields = []string{
+	"InstanceId", "InstanceName", "HostName", "Description", "ImageId", "InstanceType", "RegionId", "ZoneId",
+	"Status", "InstanceNetworkType", "InstanceChargeType", "InternetChargeType", "InternetMaxBandwidthOut",
+	"CreationTime", "ExpiredTime", "Cpu", "Memory", "StoppedMode", "SerialNumber", "VpcAttributes",
+	"PublicIpAddress", "InnerIpAddress", "SecurityGroupIds",
+}
+
+// describeInstanceAttribute answers one instance of the request's region
+// in the older single-instance shape: IoOptimized is the string
+// "optimized", OperationLocks lists LockReason objects.
+func (s *Service) describeInstanceAttribute(req *api.Request) (map[string]any, error) {
+	id, err := req.Params.Required("InstanceId")
+	if err != nil {
+		return nil, err
+	}
+	i, err := s.regionInstance(req, id)
+	if err != nil {
+		return nil, err
+	}
+	full := s.instanceView(i, req.Now)
+	out := make(map[string]any, len(instanceAttributeFields)+4)
+	for _, k := range instanceAttributeFields {
+		out[k] = full[k]
+	}
+	eip := full["EipAddress"].(map[string]any)
+	out["EipAddress"] = map[string]any{"IpAddress": eip["IpAddress"], "AllocationId": eip["AllocationId"],
+		"InternetChargeType": eip["InternetChargeType"], "Bandwidth": eip["Bandwidth"]}
+	out["IoOptimized"] = "optimized"
+	out["InternetMaxBandwidthIn"] = 200
+	out["OperationLocks"] = map[string]any{"LockReason": []any{}}
+	return out, nil
+}

@@ -131,22 +131,7 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 	if len(filter) > 20 {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "At most 20 tags may be used as a filter.")
 	}
-	var resIDs []string
-	switch typ {
-	case "instance":
-		for id := range s.state.Instances {
-			resIDs = append(resIDs, id)
-		}
-	case "securitygroup":
-		for id := range s.state.SecurityGroups {
-			resIDs = append(resIDs, id)
-		}
-	case "eni":
-		for id := range s.state.ENIs {
-			resIDs = append(resIDs, id)
-		}
-	}
-	sort.Strings(resIDs)
+	resIDs := s.resourceIDs(typ)
 	var rows []map[string]any
 	for _, id := range resIDs {
 		if len(ids) > 0 && !slices.Contains(ids, id) {
@@ -169,4 +154,91 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 		page = rows[start:end]
 	}
 	return map[string]any{"TagResources": map[string]any{"TagResource": page}, "NextToken": next}, nil
+}
+
+// describeTags is the older tag listing: the distinct key/value pairs on
+// the resources of one type (optionally one ResourceId), each with a count
+// of the resources carrying it, paged by PageNumber/PageSize.
+func (s *Service) describeTags(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	typ := "instance"
+	if p.String("ResourceType") != "" {
+		var err error
+		if typ, err = resourceType(p); err != nil {
+			return nil, err
+		}
+	}
+	id, filter := p.String("ResourceId"), p.Tags()
+	type pair struct{ key, value string }
+	counts := map[pair]int{}
+	var order []pair
+	for _, tags := range s.tagListsOf(req, typ, id) {
+		if !api.MatchTags(tags, filter) {
+			continue
+		}
+		for _, t := range tags {
+			k := pair{t.Key, t.Value}
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if order[i].key != order[j].key {
+			return order[i].key < order[j].key
+		}
+		return order[i].value < order[j].value
+	})
+	num, size, start, end, err := p.Page(len(order), 50, 100)
+	if err != nil {
+		return nil, err
+	}
+	countKey := map[string]string{"instance": "Instance", "securitygroup": "Securitygroup", "eni": "Eni"}[typ]
+	rows := make([]map[string]any, 0, end-start)
+	for _, k := range order[start:end] {
+		rows = append(rows, map[string]any{"TagKey": k.key, "TagValue": k.value,
+			"ResourceTypeCount": map[string]any{countKey: counts[k]}})
+	}
+	return map[string]any{"Tags": map[string]any{"Tag": rows}, "PageNumber": num, "PageSize": size, "TotalCount": len(order)}, nil
+}
+
+// tagListsOf returns the tag lists of the region's resources of typ, or of
+// the one resource id when id is set (none when it does not exist).
+func (s *Service) tagListsOf(req *api.Request, typ, id string) [][]api.Tag {
+	if id != "" {
+		if t, ok := s.taggable(req, typ, id); ok {
+			return [][]api.Tag{*t}
+		}
+		return nil
+	}
+	var out [][]api.Tag
+	for _, id := range s.resourceIDs(typ) {
+		if t, ok := s.taggable(req, typ, id); ok {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
+
+// resourceIDs returns the ids of every resource of a taggable type, in
+// every region, sorted (callers filter by region through taggable).
+func (s *Service) resourceIDs(typ string) []string {
+	var ids []string
+	switch typ {
+	case "instance":
+		for id := range s.state.Instances {
+			ids = append(ids, id)
+		}
+	case "securitygroup":
+		for id := range s.state.SecurityGroups {
+			ids = append(ids, id)
+		}
+	case "eni":
+		for id := range s.state.ENIs {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }

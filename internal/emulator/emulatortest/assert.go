@@ -7,6 +7,7 @@ import (
 
 	openapi "github.com/alibabacloud-go/darabonba-openapi/v2/client"
 	"github.com/alibabacloud-go/tea/dara"
+	"github.com/alibabacloud-go/tea/tea"
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
 )
 
@@ -75,4 +76,19 @@ func CallV3(c *openapi.Client, action, version string, query map[string]string, 
 func (env *Env) CallV3(t testing.TB, action, version string, query map[string]string, body map[string]any) (map[string]any, error) {
 	t.Helper()
 	return CallV3(env.OpenAPI(t), action, version, query, body)
+}
+
+// WantTeaError fails the test unless err is a darabonba client's
+// *tea.SDKError with code and HTTP status, the V3 clients' counterpart of
+// WantServerError; it returns the error for further checks.
+func WantTeaError(t testing.TB, err error, code string, status int) *tea.SDKError {
+	t.Helper()
+	var se *tea.SDKError
+	if !errors.As(err, &se) {
+		t.Fatalf("want SDKError %s/%d, got %v", code, status, err)
+	}
+	if tea.StringValue(se.Code) != code || tea.IntValue(se.StatusCode) != status {
+		t.Fatalf("got %s/%d (%s), want %s/%d", tea.StringValue(se.Code), tea.IntValue(se.StatusCode), tea.StringValue(se.Message), code, status)
+	}
+	return se
 }

@@ -121,7 +121,7 @@ func TestV1RequestChecks(t *testing.T) {
 			p := v1Params("Whoami", "n-version", now)
 			p["Version"] = "1999-01-01"
 			return p
-		}, testSecret, "InvalidApi.NotFound", 404},
+		}, testSecret, "InvalidVersion", 400},
 		{"missing action", func() map[string]string {
 			p := v1Params("Whoami", "n-noaction", now)
 			delete(p, "Action")

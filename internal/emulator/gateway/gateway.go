@@ -26,6 +26,9 @@ import (
 type Config struct {
 	// Region is the default region for requests without RegionId.
 	Region string
+	// Regions is the region table; a call naming another region gets its
+	// product's UnknownRegion answer. Nil accepts every region.
+	Regions *api.Regions
 	// Store is the state shared by every product.
 	Store *store.Store
 	// Products are the emulated products; their Versions must be distinct.
@@ -146,9 +149,16 @@ type incoming struct {
 
 var notFoundAPI = api.Errorf(http.StatusNotFound, "InvalidApi.NotFound", "Specified api is not found, please check your url and method.")
 
+// invalidVersion is the gateway's answer to a Version no product serves:
+// the real gateway checks the version before the action.
+var invalidVersion = api.Errorf(http.StatusBadRequest, "InvalidVersion", "Specified parameter Version is not valid.")
+
 func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := RequestRecord{Time: start, RequestID: g.newRequestID()}
+	// Every answer, error or not, names its request in this header as the
+	// real gateway does; clients log it when the body cannot be parsed.
+	w.Header().Set("x-acs-request-id", rec.RequestID)
 	host := "emulator"
 	finish := func(status int, code string) {
 		rec.Status, rec.Code = status, code
@@ -189,7 +199,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	prod, ok := g.byVersion[version]
 	if !ok {
-		fail(notFoundAPI)
+		fail(invalidVersion)
 		return
 	}
 	host, rec.Product = prod.Host, prod.Name
@@ -237,14 +247,26 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 
 	region := in.params.String("RegionId")
-	if region == "" {
+	switch {
+	case region == "" && prod.RegionRequired && !prod.RegionOptional[action]:
+		fail(api.MissingParameter("RegionId"))
+		return
+	case region == "":
 		region = g.cfg.Region
+	case g.cfg.Regions != nil && prod.UnknownRegion != nil:
+		// A mistyped region must fail loudly: answering it with empty
+		// lists would let a controller take "nothing found" for truth.
+		if _, ok := g.cfg.Regions.Lookup(region); !ok {
+			fail(prod.UnknownRegion(region))
+			return
+		}
 	}
 	req := &api.Request{
 		Product:     prod.Name,
 		Action:      action,
 		Version:     version,
 		RegionID:    region,
+		Regions:     g.cfg.Regions,
 		AccountID:   who.account,
 		AccessKeyID: who.accessKeyID,
 		RequestID:   rec.RequestID,
@@ -398,6 +420,12 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// Products returns the products the gateway routes to, with their action
+// tables (the emulator's dispatch table, which the conformance test covers).
+func (g *Gateway) Products() []api.Product {
+	return append([]api.Product(nil), g.cfg.Products...)
 }
 
 // Requests returns the logged calls matching f, oldest first.

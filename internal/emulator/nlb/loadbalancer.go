@@ -385,7 +385,12 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		lb.ModificationProtection.EnabledTime = req.Now
 	}
 	s.state.LoadBalancers[lb.ID] = lb
-	return map[string]any{"LoadbalancerId": lb.ID, "OrderId": 200000000000000 + lb.Seq}, nil
+	// The SDK model has a JobId: the creation's job, done when the load
+	// balancer leaves Provisioning. The CCM polls the status instead, so
+	// both must agree.
+	job := s.startJob(req, "loadbalancer", lb.ID)
+	job.DoneAt = lb.ReadyAt
+	return map[string]any{"LoadbalancerId": lb.ID, "JobId": job.ID, "OrderId": 200000000000000 + lb.Seq}, nil
 }
 
 // lbView renders an LB as GetLoadBalancerAttribute and ListLoadBalancers do;
@@ -443,6 +448,9 @@ func (s *Service) lbView(lb *LoadBalancer, now time.Time, getStyle bool) map[str
 	} else {
 		out["Tags"] = api.TagMaps(lb.Tags, "Key", "Value")
 		out["AliUid"] = aliUID(lb.AccountID)
+		// ListLoadBalancers' items have no Cps (SDK v1.63.107 and
+		// nlb-20220430/v3 alike); GetLoadBalancerAttribute has it.
+		delete(out, "Cps")
 	}
 	return out
 }

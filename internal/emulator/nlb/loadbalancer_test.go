@@ -33,13 +33,21 @@ func TestCreateLoadBalancerProvisioningAndDelete(t *testing.T) {
 	resp, err := f.c.CreateLoadBalancer(r)
 	noErr(t, err)
 	id := resp.LoadbalancerId
-	if !strings.HasPrefix(id, "nlb-") || resp.OrderId == 0 || resp.JobId != "" {
+	if !strings.HasPrefix(id, "nlb-") || resp.OrderId == 0 || resp.JobId == "" {
 		t.Fatalf("create response: %+v", resp)
 	}
 
 	got := f.getLB(t, id)
 	if got.LoadBalancerStatus != "Provisioning" {
 		t.Fatalf("status right after create = %s, want Provisioning", got.LoadBalancerStatus)
+	}
+	// The creation's job lasts as long as Provisioning does.
+	js := nlb.CreateGetJobStatusRequest()
+	js.JobId = resp.JobId
+	job, err := f.c.GetJobStatus(js)
+	noErr(t, err)
+	if job.Status != "Processing" {
+		t.Fatalf("creation job %s while Provisioning", job.Status)
 	}
 	if got.DNSName != id+".cn-hangzhou.nlb.aliyuncs.com" || got.VpcId != "vpc-a" || got.AddressType != "Internet" ||
 		got.AddressIpVersion != "DualStack" || got.Ipv6AddressType != "Intranet" || got.LoadBalancerName != "web-lb" ||

@@ -130,7 +130,8 @@ func (s *Service) Product() api.Product {
 		"GetJobStatus":                                   s.getJobStatus,
 		"ListAsynJobs":                                   s.listAsynJobs,
 	}
-	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: api.Actions(handlers, s.mutating)}
+	return api.Product{Name: "nlb", Version: Version, Host: "nlb.aliyuncs.com", Actions: api.Actions(handlers, s.mutating),
+		UnknownRegion: api.NLBUnknownRegion}
 }
 
 // tokenTTL is how long a ClientToken answer is replayed; the cloud keeps

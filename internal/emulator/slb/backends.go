@@ -335,3 +335,49 @@ func (s *Service) setBackendServers(req *api.Request) (map[string]any, error) {
 	}
 	return defaultBackendResponse(lb, true), nil
 }
+
+// describeHealthStatus reports each backend of each listener (optionally
+// one ListenerPort and ListenerProtocol): the members of the listener's
+// vServer group, or of the default server group on BackendServerPort. The
+// emulator runs no probes, so a running listener's backends are normal
+// and a stopped listener's unavailable, as the API reports them.
+func (s *Service) describeHealthStatus(req *api.Request) (map[string]any, error) {
+	lb, err := s.lb(req)
+	if err != nil {
+		return nil, err
+	}
+	p := req.Params
+	port := 0
+	if p.String("ListenerPort") != "" {
+		if port, err = p.IntRange("ListenerPort", 0, 1, 65535); err != nil {
+			return nil, err
+		}
+	}
+	proto := strings.ToLower(p.String("ListenerProtocol"))
+	if proto != "" && fieldsByProto[proto] == nil {
+		return nil, api.InvalidParameter("ListenerProtocol", "The parameter ListenerProtocol must be one of tcp, udp, http, https, got %q.", p.String("ListenerProtocol"))
+	}
+	rows := []map[string]any{}
+	for _, l := range lb.sortedListeners() {
+		if (port != 0 && l.Port != port) || (proto != "" && l.Protocol != proto) {
+			continue
+		}
+		health := "normal"
+		if l.status(req) != "running" {
+			health = "unavailable"
+		}
+		members := lb.BackendServers
+		if g := s.state.VServerGroups[l.VServerGroupID]; g != nil {
+			members = g.Backends
+		}
+		for _, b := range members {
+			bp := b.Port
+			if bp == 0 {
+				bp = l.BackendServerPort
+			}
+			rows = append(rows, map[string]any{"ListenerPort": l.Port, "Protocol": strings.ToUpper(l.Protocol),
+				"ServerId": b.ServerID, "ServerIp": b.ServerIP, "Port": bp, "ServerHealthStatus": health, "EniHost": ""})
+		}
+	}
+	return map[string]any{"BackendServers": map[string]any{"BackendServer": rows}}, nil
+}

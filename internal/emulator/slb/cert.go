@@ -182,7 +182,10 @@ func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, err
 	}
 	s.state.Certificates[c.ID] = c
 	out := serverCertView(c)
-	delete(out, "Tags")
+	// UploadServerCertificate's model has no tags, key facts or second id.
+	for _, k := range []string{"Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType"} {
+		delete(out, k)
+	}
 	out["AliCloudCertificateId"] = aliID
 	out["AliCloudCertificateName"] = p.String("AliCloudCertificateName")
 	return out, nil
@@ -295,7 +298,10 @@ func (s *Service) uploadCACertificate(req *api.Request) (map[string]any, error) 
 	}
 	s.state.Certificates[c.ID] = c
 	out := caCertView(c)
-	delete(out, "Tags")
+	// UploadCACertificate's model has no tags, key facts or region.
+	for _, k := range []string{"Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"} {
+		delete(out, k)
+	}
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
@@ -33,6 +34,16 @@ type lfield struct {
 	top bool
 	// maxLen bounds free-text settings.
 	maxLen int
+	// listString renders a boolean as the string "true"/"false" in the
+	// *ListenerConfig objects of DescribeLoadBalancerListeners, where the
+	// SDK model has a string; everywhere else booleans are JSON booleans.
+	listString bool
+	// notListed settings are in the *ListenerAttribute responses only;
+	// the *ListenerConfig models lack them.
+	notListed bool
+	// notAttr settings are absent from the protocol's
+	// DescribeLoadBalancer*ListenerAttribute model.
+	notAttr bool
 }
 
 var (
@@ -43,8 +54,11 @@ var (
 var listenerFields = func() []lfield {
 	fs := []lfield{
 		{name: "Bandwidth", kind: fInt, def: "-1", min: -1, max: 5120, protos: "tcp udp http https", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: []string{"wrr", "rr", "sch", "tch", "qch"}, protos: "tcp udp", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: []string{"wrr", "rr"}, protos: "http https", top: true},
+		// The schedulers are the table the CCM's annotation parser uses too.
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("tcp"), protos: "tcp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("udp"), protos: "udp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("http"), protos: "http", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("https"), protos: "https", top: true},
 		{name: "Description", kind: fStr, protos: "tcp udp http https", top: true, maxLen: 256},
 		{name: "AclId", kind: fStr, protos: "tcp udp http https", top: true},
 		{name: "AclStatus", kind: fStr, def: "off", enum: onOffEnum, protos: "tcp udp http https", top: true},
@@ -58,16 +72,17 @@ var listenerFields = func() []lfield {
 		{name: "HealthCheckConnectPort", kind: fInt, def: "0", min: 1, max: 65535, protos: "tcp udp http https"},
 		{name: "HealthCheckMethod", kind: fStr, enum: []string{"get", "head"}, protos: "tcp"},
 		{name: "HealthCheckMethod", kind: fStr, def: "head", enum: []string{"get", "head"}, protos: "http https"},
-		{name: "HealthCheckSwitch", kind: fStr, def: "on", enum: onOffEnum, protos: "tcp udp"},
+		{name: "HealthCheckSwitch", kind: fStr, def: "on", enum: onOffEnum, protos: "tcp", notAttr: true},
+		{name: "HealthCheckSwitch", kind: fStr, def: "on", enum: onOffEnum, protos: "udp"},
 		{name: "HealthCheckConnectTimeout", kind: fInt, def: "5", min: 1, max: 300, protos: "tcp udp"},
 		{name: "PersistenceTimeout", kind: fInt, def: "0", min: 0, max: 3600, protos: "tcp udp"},
 		{name: "ConnectionDrain", kind: fStr, def: "off", enum: onOffEnum, protos: "tcp udp"},
 		{name: "ConnectionDrainTimeout", kind: fInt, def: "0", min: 10, max: 900, protos: "tcp udp"},
-		{name: "ProxyProtocolV2Enabled", kind: fBool, def: "false", protos: "tcp udp"},
-		{name: "FullNatEnabled", kind: fBool, def: "false", protos: "tcp udp"},
+		{name: "ProxyProtocolV2Enabled", kind: fBool, def: "false", protos: "tcp udp", listString: true},
+		{name: "FullNatEnabled", kind: fBool, def: "false", protos: "tcp udp", listString: true},
 		{name: "EstablishedTimeout", kind: fInt, def: "900", min: 10, max: 900, protos: "tcp"},
 		{name: "HealthCheckType", kind: fStr, def: "tcp", enum: []string{"tcp", "http"}, protos: "tcp"},
-		{name: "SynProxy", kind: fStr, def: "disable", enum: []string{"enable", "disable"}, protos: "tcp"},
+		{name: "SynProxy", kind: fStr, def: "disable", enum: []string{"enable", "disable"}, protos: "tcp", notListed: true},
 		{name: "HealthCheckTcpFastCloseEnabled", kind: fBool, def: "false", protos: "tcp"},
 		{name: "HealthCheckReq", kind: fStr, protos: "udp", maxLen: 500},
 		{name: "HealthCheckExp", kind: fStr, protos: "udp", maxLen: 500},
@@ -90,7 +105,7 @@ var listenerFields = func() []lfield {
 		{name: "TLSCipherPolicy", kind: fStr, def: "tls_cipher_policy_1_0", protos: "https", enum: []string{
 			"tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2",
 			"tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3"}},
-		{name: "BackendProtocol", kind: fStr, def: "http", enum: []string{"http", "https"}, protos: "https"},
+		{name: "BackendProtocol", kind: fStr, def: "http", enum: []string{"http", "https"}, protos: "https", top: true},
 	}
 	for _, x := range xffFields {
 		fs = append(fs, lfield{name: x, kind: fStr, def: "off", enum: onOffEnum, protos: "http https"})
@@ -152,13 +167,15 @@ func parseField(p api.Params, f lfield) (string, bool, error) {
 	return v, true, nil
 }
 
-func renderField(f lfield, v string, boolAsString bool) any {
+// renderField gives a setting its JSON type; inList is true for the
+// *ListenerConfig objects of DescribeLoadBalancerListeners.
+func renderField(f lfield, v string, inList bool) any {
 	switch f.kind {
 	case fInt:
 		n, _ := strconv.Atoi(v)
 		return n
 	case fBool:
-		if boolAsString {
+		if inList && f.listString {
 			return v
 		}
 		return v == "true"
@@ -436,7 +453,9 @@ func (s *Service) describeListener(proto string) api.Handler {
 			"Tags":              tagList{Tag: tagKVs(l.Tags)},
 		}
 		for _, f := range fieldsByProto[proto] {
-			out[f.name] = renderField(f, l.Config[f.name], false)
+			if !f.notAttr {
+				out[f.name] = renderField(f, l.Config[f.name], false)
+			}
 		}
 		switch proto {
 		case "tcp", "udp":
@@ -469,9 +488,10 @@ func listenerListItem(req *api.Request, s *Service, lb *LoadBalancer, l *Listene
 	}
 	cfg := map[string]any{}
 	for _, f := range fieldsByProto[l.Protocol] {
-		if f.top {
+		switch {
+		case f.top:
 			it[f.name] = renderField(f, l.Config[f.name], false)
-		} else {
+		case !f.notListed:
 			cfg[f.name] = renderField(f, l.Config[f.name], true)
 		}
 	}
@@ -490,7 +510,6 @@ func listenerListItem(req *api.Request, s *Service, lb *LoadBalancer, l *Listene
 			certs = append(certs, serverCertView(c))
 		}
 		cfg["ServerCertificates"] = certs
-		it["BackendProtocol"] = l.Config["BackendProtocol"]
 		it["HTTPSListenerConfig"] = cfg
 	}
 	return it

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
@@ -66,6 +68,15 @@ func createResponse(lb *LoadBalancer, order int64) map[string]any {
 		"ResourceGroupId":  api.ResourceGroupOr(lb.ResourceGroupID),
 		"OrderId":          order,
 	}
+}
+
+// validLBName checks a LoadBalancerName by the rule the CCM's annotation
+// parser shares (apifacts.ValidCLBName).
+func validLBName(v string) error {
+	if apifacts.ValidCLBName(v) {
+		return nil
+	}
+	return api.InvalidParameter("LoadBalancerName", "The parameter LoadBalancerName %q must be %s.", v, apifacts.CLBNameRule)
 }
 
 func validName(key, v string, max int) error {
@@ -147,8 +158,10 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		modReason = ""
 	}
 	name := p.String("LoadBalancerName")
-	if err := validName("LoadBalancerName", name, 80); err != nil {
-		return nil, err
+	if name != "" {
+		if err := validLBName(name); err != nil {
+			return nil, err
+		}
 	}
 	tags, err := s.validateNewTags(p.Tags(), nil)
 	if err != nil {
@@ -196,12 +209,23 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		lb.InternetChargeType = "paybytraffic"
 	} else {
 		lb.NetworkType = "classic"
+		// The defaults are the region's first two zones of the emulator's
+		// zone table, so that DescribeZones-style lookups find them.
+		zones := req.Zones()
 		lb.MasterZoneID = p.String("MasterZoneId")
-		if lb.MasterZoneID == "" {
-			lb.MasterZoneID = req.RegionID + "-a"
+		for _, z := range []struct{ name, id string }{{"MasterZoneId", lb.MasterZoneID}, {"SlaveZoneId", lb.SlaveZoneID}} {
+			if z.id != "" && !slices.Contains(zones, z.id) {
+				return nil, api.InvalidParameter(z.name, "The specified %s %s is not a zone of region %s.", z.name, z.id, req.RegionID)
+			}
 		}
-		if lb.SlaveZoneID == "" {
-			lb.SlaveZoneID = req.RegionID + "-b"
+		if lb.MasterZoneID == "" && len(zones) > 0 {
+			lb.MasterZoneID = zones[0]
+		}
+		if lb.SlaveZoneID == "" && len(zones) > 1 {
+			lb.SlaveZoneID = zones[1]
+			if lb.SlaveZoneID == lb.MasterZoneID {
+				lb.SlaveZoneID = zones[0]
+			}
 		}
 		lb.Address = s.allocatePublicIP(lb.ID, ipVersion)
 	}
@@ -611,7 +635,7 @@ func (s *Service) setLoadBalancerName(req *api.Request) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("LoadBalancerName", name, 80); err != nil {
+	if err := validLBName(name); err != nil {
 		return nil, err
 	}
 	lb.Name = name

@@ -39,7 +39,7 @@ func New(st *store.Store, e *ecs.Service, v *vpc.Service) (*Service, error) {
 func (s *Service) Product() api.Product {
 	w := func(h api.Handler) api.Action { return api.Action{Handler: h} }
 	r := func(h api.Handler) api.Action { return api.Action{Handler: h, ReadOnly: true} }
-	return api.Product{Name: "slb", Version: Version, Host: "slb.aliyuncs.com", Actions: map[string]api.Action{
+	return api.Product{Name: "slb", Version: Version, Host: "slb.aliyuncs.com", RegionRequired: true, UnknownRegion: api.VPCUnknownRegion, Actions: map[string]api.Action{
 		// load balancers
 		"CreateLoadBalancer":                    w(s.createLoadBalancer),
 		"DeleteLoadBalancer":                    w(s.deleteLoadBalancer),
@@ -55,6 +55,7 @@ func (s *Service) Product() api.Product {
 		"AddBackendServers":                     w(s.addBackendServers),
 		"RemoveBackendServers":                  w(s.removeBackendServers),
 		"SetBackendServers":                     w(s.setBackendServers),
+		"DescribeHealthStatus":                  r(s.describeHealthStatus),
 		// listeners
 		"CreateLoadBalancerTCPListener":              w(s.createListener("tcp")),
 		"CreateLoadBalancerUDPListener":              w(s.createListener("udp")),

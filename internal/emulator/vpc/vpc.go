@@ -251,7 +251,11 @@ func (s *Service) Product() api.Product {
 		"ModifyRouteEntry":          s.modifyRouteEntry,
 		"DescribeEipAddresses":      s.describeEipAddresses,
 	}
-	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil)}
+	return api.Product{Name: "vpc", Version: Version, Host: "vpc.aliyuncs.com", Actions: api.Actions(handlers, nil),
+		RegionRequired: true, UnknownRegion: api.VPCUnknownRegion,
+		// vpc-20160428/v6's request models make RegionId optional here.
+		RegionOptional: map[string]bool{"DeleteVpc": true, "CreateVSwitch": true, "DeleteVSwitch": true, "DescribeVSwitches": true,
+			"DescribeVSwitchAttributes": true, "CreateRouteEntry": true, "DeleteRouteEntry": true}}
 }
 
 // vpcTime is the timestamp format of VPC responses.
