@@ -172,17 +172,24 @@ func TestTenantENIBackendsOutsideTheCluster(t *testing.T) {
 		readyEndpoint(foreign, &corev1.ObjectReference{Kind: "Pod", Namespace: victimNS, Name: "victim-pod"}),
 		readyEndpoint(good, nil))
 	got := waitIngressIn(t, attackerNS, name, 60*time.Second)
+	group := naming.For(got, clusterID).CLBVGroup("8080")
+	poll(t, 20*time.Second, "the pod on the Node's ENI registered", func(ctx context.Context) (bool, error) {
+		for _, m := range members(t, lbID(got), group) {
+			if m.IP == good && m.ServerID == podHostENI {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if m := members(t, lbID(got), group); len(m) != 1 {
+		t.Fatalf("members %+v, want only %s on %s", m, good, podHostENI)
+	}
 	w := waitEventIn(t, attackerNS, name, service.EventBackendRejected, dbIP)
 	for _, want := range []string{dbENI, foreign, victimNS + "/victim-pod"} {
 		if !strings.Contains(w.Message, want) {
 			t.Errorf("Warning %q does not name %s", w.Message, want)
 		}
 	}
-	group := naming.For(got, clusterID).CLBVGroup("8080")
-	poll(t, 20*time.Second, "only the pod on the Node's ENI registered", func(ctx context.Context) (bool, error) {
-		m := members(t, lbID(got), group)
-		return len(m) == 1 && m[0].IP == good && m[0].ServerID == podHostENI, nil
-	})
 	if w := writesOn("slb", seq, dbENI, dbIP, foreign); len(w) > 0 {
 		t.Fatalf("writes registering the database or the foreign pod: %v", actions(w))
 	}
@@ -226,9 +233,9 @@ func TestTenantReadinessGateAcrossNamespaces(t *testing.T) {
 	publish(t, attackerNS, name, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)},
 		TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: victimNS, Name: pod.Name, UID: pod.UID}})
 	waitIngressIn(t, attackerNS, name, 60*time.Second)
-	waitEventIn(t, attackerNS, name, service.EventBackendRejected, victimNS+"/"+pod.Name)
-	// A few more passes (the slice's own event) must not change that.
-	time.Sleep(2 * time.Second)
+	// The slice's own event makes another pass; a gate would be set within
+	// a second (TestReadinessGate: ~0.7 s).
+	time.Sleep(3 * time.Second)
 	p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +245,7 @@ func TestTenantReadinessGateAcrossNamespaces(t *testing.T) {
 			t.Fatalf("the victim's pod got gate %s: %+v", gate, c)
 		}
 	}
+	waitEventIn(t, attackerNS, name, service.EventBackendRejected, victimNS+"/"+pod.Name)
 	deleteServiceIn(t, attackerNS, name, 30*time.Second)
 }
 
@@ -340,7 +348,16 @@ func TestTenantListenerTakeover(t *testing.T) {
 	}
 	seq := lastSeq()
 	createIn(t, attackerNS, newService(svcSpec{name: "shared", ports: []int32{8081}, annotations: force}))
-	waitEventIn(t, attackerNS, "shared", clb.EventListenerConflict, victimNS+"/shared")
+	// The attacker's group is created on the shared LB before listeners
+	// are planned: once it exists, the listener pass has run or is next.
+	poll(t, 30*time.Second, "the attacker's sync reached the listeners", func(ctx context.Context) (bool, error) {
+		for _, e := range eventsIn(t, attackerNS, "shared") {
+			if e.Reason == clb.EventListenerConflict || e.Reason == service.EventEnsured {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 	after, _ := clbListener(t, lb, 8081, "tcp")
 	if clbString(after) != clbString(before) {
 		t.Fatalf("victim listener changed:\n%s\n%s", clbString(before), clbString(after))
@@ -350,6 +367,7 @@ func TestTenantListenerTakeover(t *testing.T) {
 			t.Fatalf("write on the victim's listener: %s %v", r.Action, r.Params)
 		}
 	}
+	waitEventIn(t, attackerNS, "shared", clb.EventListenerConflict, victimNS+"/shared")
 	deleteServiceIn(t, attackerNS, "shared", 30*time.Second)
 	if _, ok := clbListener(t, lb, 8081, "tcp"); !ok {
 		t.Fatal("the attacker's delete removed the victim's listener")
