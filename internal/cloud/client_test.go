@@ -111,6 +111,23 @@ func TestClassifyByCodeNotMessage(t *testing.T) {
 	}
 }
 
+// TestMissingVServerGroupIsNotFound: CLB answers a missing vServer group
+// with InvalidParameter ("does not exist"), the one code whose meaning
+// needs the message; a delete retried after a lost answer must see it as
+// not found, through the SDK.
+func TestMissingVServerGroupIsNotFound(t *testing.T) {
+	env := emulatortest.Start(t)
+	c := newClient(t, env, cloud.Options{})
+	_, err := cloud.Do(context.Background(), c, cloud.SLB, "DeleteVServerGroup", func(cl *cloud.Clients) (*slb.DeleteVServerGroupResponse, error) {
+		r := slb.CreateDeleteVServerGroupRequest()
+		r.VServerGroupId = "rsp-missing"
+		return cl.SLB.DeleteVServerGroup(r)
+	})
+	if !cloud.IsNotFound(err) {
+		t.Fatalf("deleting a missing vServer group: %v (class %v), want not found", err, cloud.ClassOf(err))
+	}
+}
+
 // TestDroppedConnectionIsRetried: a transport failure is transient.
 func TestDroppedConnectionIsRetried(t *testing.T) {
 	env := emulatortest.Start(t)

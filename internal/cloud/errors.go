@@ -146,6 +146,12 @@ func wrap(product Product, action string, err error) *Error {
 	var se *sdkerrors.ServerError
 	if errors.As(err, &se) {
 		class := Classify(se.ErrorCode(), se.HttpStatus())
+		if class == ClassInvalid && se.ErrorCode() == "InvalidParameter" && strings.Contains(se.Message(), "does not exist") {
+			// CLB names a missing vServer group so ("The specified
+			// VServerGroupId does not exist."): a retried delete whose
+			// first answer was lost must count as done.
+			class = ClassNotFound
+		}
 		return &Error{
 			Product: product, Action: action, Code: se.ErrorCode(), Message: redactStringToSign(se.Message()),
 			RequestID: se.RequestId(), HTTPStatus: se.HttpStatus(), Class: class,

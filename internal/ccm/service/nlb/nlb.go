@@ -530,6 +530,9 @@ func (p *Provider) deleteGroups(ctx context.Context, groups []CurrentGroup) erro
 			klog.FromContext(ctx).Info("Keeping a server group still in use", "serverGroup", g.ID, "name", g.Name)
 			continue
 		}
+		if cloud.IsNotFound(err) {
+			continue // deleted already (a lost answer, or the console)
+		}
 		if err != nil {
 			return fmt.Errorf("delete server group %s (%s): %w", g.ID, g.Name, err)
 		}
