@@ -50,6 +50,11 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 				t.Errorf("credentials %+v", c.StaticCredentials)
 			}
 		}},
+		{"reuse policy", "Global:\n  clusterID: c\n  loadBalancerReuse: Tagged\n", nil, func(t *testing.T, c *Config) {
+			if c.LoadBalancerReuse != "tagged" {
+				t.Errorf("loadBalancerReuse %q", c.LoadBalancerReuse)
+			}
+		}},
 		{"YAML", "Global:\n  clusterID: c2\n  featureGates: IPv6DualStack=true\n  serviceBackendType: eni\n", nil, func(t *testing.T, c *Config) {
 			if c.ClusterID != "c2" || !c.FeatureGates["IPv6DualStack"] || !c.FeatureGates["EndpointSlice"] || c.ServiceBackendType != "eni" {
 				t.Errorf("%+v", c)
@@ -95,6 +100,7 @@ func TestBadConfigNamesTheField(t *testing.T) {
 	}{
 		{"route table", "Global:\n  clusterID: c\n  routeTableIDs: rt-1\n", nil, "Global.routeTableIDs"},
 		{"backend type", "Global:\n  clusterID: c\n  serviceBackendType: pod\n", nil, "Global.serviceBackendType"},
+		{"reuse policy", "Global:\n  clusterID: c\n  loadBalancerReuse: sometimes\n", nil, "Global.loadBalancerReuse"},
 		{"vswitch", "Global:\n  clusterID: c\n  vswitchid: cn-hangzhou-h:sw-1\n", nil, "Global.vswitchid"},
 		{"feature gate", "Global:\n  clusterID: c\n  featureGates: Nope=true\n", nil, "Global.featureGates"},
 		{"scheme", "Global:\n  clusterID: c\n", map[string]string{"ALICLOUD_CLIENT_SCHEME": "ftp"}, "env ALICLOUD_CLIENT_SCHEME"},
