@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox bench bench-quick clean
+.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox bench bench-quick screenshots clean
 
 all: build
 
@@ -59,6 +59,10 @@ test: controlplane helm fmt-check
 	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...
 	@echo "==> checking that no process started by the tests is left running"
 	@hack/check-no-orphans.sh
+
+## screenshots: rewrite docs/images/console-*.png from the web console's browser test (needs Chromium)
+screenshots:
+	CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestConsoleInChromium$$' -v ./internal/emulator/console/
 
 ## fuzz: run every fuzz target for FUZZTIME each (go test -fuzz takes one target per run); new failing inputs land in the package's testdata/fuzz/
 FUZZTIME ?= 60s
