@@ -175,6 +175,7 @@ func (b *browser) table(selector string) [][]string {
 // works and the live log refreshes, no page logs a console error, and each
 // page is saved as a PNG screenshot.
 func TestConsoleInChromium(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	start := time.Now()
 	w := buildWorld(t)

@@ -34,6 +34,7 @@ func get(t *testing.T, env *emulatortest.Env, path string) (int, string) {
 // TestRawViewIsTheAPIAnswer: the raw view of DescribeLoadBalancerAttribute
 // decodes into the same SDK response as the SDK's own call.
 func TestRawViewIsTheAPIAnswer(t *testing.T) {
+	t.Parallel()
 	w := buildWorld(t)
 	req := slb.CreateDescribeLoadBalancerAttributeRequest()
 	req.RegionId, req.LoadBalancerId = w.env.Region, w.lbID
@@ -76,6 +77,7 @@ func mustJSON(t *testing.T, v any) string {
 // view, non-GET methods are refused, and the console's own reads are not
 // in the request log.
 func TestConsoleNeverWrites(t *testing.T) {
+	t.Parallel()
 	w := buildWorld(t)
 	before := len(w.env.Emulator.Requests())
 	q := url.Values{"RegionId": {w.env.Region}, "LoadBalancerId": {w.lbID}}
@@ -108,6 +110,7 @@ func TestConsoleNeverWrites(t *testing.T) {
 // TestRequestLogFilters: the form's filters select calls by action, by
 // product and by outcome.
 func TestRequestLogFilters(t *testing.T) {
+	t.Parallel()
 	w := buildWorld(t)
 	bad := vpc.CreateDescribeVSwitchAttributesRequest()
 	bad.RegionId, bad.VSwitchId = w.env.Region, "vsw-missing"
@@ -148,6 +151,7 @@ func TestRequestLogFilters(t *testing.T) {
 
 // TestPagesEscape: names chosen by API callers are escaped, not markup.
 func TestPagesEscape(t *testing.T) {
+	t.Parallel()
 	env := emulatortest.Start(t)
 	cv := vpc.CreateCreateVpcRequest()
 	cv.RegionId, cv.CidrBlock, cv.VpcName = env.Region, "10.0.0.0/8", `<script>alert(1)</script>`
@@ -165,6 +169,7 @@ func TestPagesEscape(t *testing.T) {
 
 // TestFaultsPage lists the active fault and throttle rules.
 func TestFaultsPage(t *testing.T) {
+	t.Parallel()
 	env := emulatortest.Start(t)
 	f, err := env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "slb", Action: "CreateLoadBalancer", Error: &gateway.FaultError{Code: "ServiceUnavailable"}, Count: 2})
 	emulatortest.NoError(t, err)

@@ -13,6 +13,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 // world is the state the console tests look at, built through the SDK the
@@ -34,6 +36,15 @@ type world struct {
 func buildWorld(t *testing.T) *world {
 	t.Helper()
 	env := emulatortest.Start(t)
+	// Short asynchronous delays: the pages show the settled states, and
+	// the test need not wait the default seconds for them.
+	fast := 20 * time.Millisecond
+	if err := env.Emulator.Gateway.UpdateSettings(gateway.SettingsDoc{Delays: map[string]gateway.Duration{
+		store.DelayNLBProvisioning: gateway.Duration(fast), store.DelayNLBJob: gateway.Duration(fast),
+		store.DelaySLBConfiguring: gateway.Duration(fast), store.DelayECSInstance: gateway.Duration(fast),
+	}}); err != nil {
+		t.Fatalf("settings: %v", err)
+	}
 	w := &world{env: env}
 	vc, ec, sc, nc := env.VPC(t), env.ECS(t), env.SLB(t), env.NLB(t)
 
