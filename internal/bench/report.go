@@ -40,8 +40,8 @@ type Result struct {
 	CCM        *ProcUsage    `json:"ccm,omitempty"`
 	// Timeline samples a burst about once a second, for the charts.
 	Timeline []Sample `json:"timeline,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
-	Error      string        `json:"error,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 func (r *Result) metric(name string, value float64, unit string) {
