@@ -10,7 +10,7 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/alicloud-ccm/alicloud-ccm/internal/version
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).BuildDate=$(DATE)
 
-.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox bench bench-quick clean
+.PHONY: all build image controlplane helm test unit lint fmt-check fuzz sandbox bench bench-quick bench-plots screenshots clean
 
 all: build
 
@@ -60,6 +60,10 @@ test: controlplane helm fmt-check
 	@echo "==> checking that no process started by the tests is left running"
 	@hack/check-no-orphans.sh
 
+## screenshots: rewrite docs/images/console-*.png from the web console's browser test (needs Chromium)
+screenshots:
+	CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestConsoleInChromium$$' -v ./internal/emulator/console/
+
 ## fuzz: run every fuzz target for FUZZTIME each (go test -fuzz takes one target per run); new failing inputs land in the package's testdata/fuzz/
 FUZZTIME ?= 60s
 FUZZFLAGS ?=
@@ -79,6 +83,10 @@ sandbox: controlplane
 ## bench: the scale benchmark (W1-W4, route burst) at the issue's sizes, published quotas compressed x20 (NLB x1): ~23 min; tables and bench-results/*.json (docs/performance.md)
 bench: controlplane
 	$(GO) run ./cmd/bench --out bench-results $(BENCH_FLAGS)
+
+## bench-plots: redraw the SVG charts of docs/bench-results/*.json (make bench writes them beside its own JSON)
+bench-plots:
+	$(GO) run ./cmd/bench --plot docs/bench-results
 
 ## bench-quick: every benchmark scenario small (a few minutes, no target asserted)
 bench-quick: controlplane

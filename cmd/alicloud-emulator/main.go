@@ -1,6 +1,7 @@
 // Command alicloud-emulator serves a local emulation of the Alibaba Cloud
-// ECS, VPC, SLB and NLB OpenAPIs, its control API (/_emulator/) and the ECS
-// instance metadata service (/latest/) on one HTTP listener.
+// ECS, VPC, SLB and NLB OpenAPIs, its control API (/_emulator/), a read-only
+// web console (/_emulator/ui/) and the ECS instance metadata service
+// (/latest/) on one HTTP listener.
 //
 //	alicloud-emulator --listen 127.0.0.1:18080 [--state FILE] [--seed FILE]
 //	    [--access-key-id ID --access-key-secret SECRET] [--region cn-hangzhou]
@@ -25,6 +26,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/console"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
@@ -65,7 +67,8 @@ const about = `alicloud-emulator is a local emulation of the Alibaba Cloud ECS, 
 cloud controller manager, talks to unchanged: signed calls, the real error
 codes, asynchronous states, throttling and injected faults, the ECS instance
 metadata service (/latest/, with RAM role STS credentials) and a control API
-(/_emulator/: seed, request log, faults), on one HTTP listener. Point the
+(/_emulator/: seed, request log, faults) with a read-only web console
+(/_emulator/ui/), on one HTTP listener. Point the
 CCM at it with ECS_ENDPOINT, VPC_ENDPOINT, SLB_ENDPOINT, NLB_ENDPOINT,
 ALICLOUD_CLIENT_SCHEME=HTTP and METADATA_ENDPOINT (see docs/emulator.md).
 
@@ -189,6 +192,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	if o.quotaProfile != "" {
 		fmt.Fprintf(out, "quota profile %s (scale %g): %d actions limited\n", o.quotaProfile, o.quotaScale, len(e.Gateway.Throttles()))
 	}
+	fmt.Fprintf(out, "web console (read-only): http://%s%s\n", addr, console.Prefix)
 	fmt.Fprintf(out, "listening on %s\n", addr)
 	<-ctx.Done()
 	fmt.Fprintln(out, "shutting down")

@@ -60,7 +60,20 @@ func main() {
 	var ccmArgs, ccmEnv string
 	flag.StringVar(&ccmArgs, "ccm-args", "", "extra CCM flags, space-separated")
 	flag.StringVar(&ccmEnv, "ccm-env", "", "extra CCM environment, space-separated NAME=value (e.g. GOMEMLIMIT=75MiB)")
+	var plotDir string
+	flag.StringVar(&plotDir, "plot", "", "run nothing: write the SVG charts of the result JSON files in this directory (e.g. docs/bench-results) beside them")
 	flag.Parse()
+	if plotDir != "" {
+		written, err := bench.PlotDir(plotDir)
+		for _, f := range written {
+			fmt.Println(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.CCMArgs, o.CCMEnv = strings.Fields(ccmArgs), strings.Fields(ccmEnv)
 	if scenarios != "" {
 		o.Scenarios = strings.Split(scenarios, ",")

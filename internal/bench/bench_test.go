@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +19,11 @@ func TestQuickRun(t *testing.T) {
 		t.Skip("starts three local clusters and the CCM (about 3 minutes)")
 	}
 	var out bytes.Buffer
+	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	results, err := Run(ctx, Options{
-		Quick: true, OutDir: t.TempDir(), Out: &out,
+		Quick: true, OutDir: dir, Out: &out,
 		Services: 8, NLBServices: 3, Nodes: 6, ChurnNodes: 3, RouteNodes: 20,
 		W4Services: 40, W4Nodes: 20, W4Endpoints: 200,
 		RestartWindow: 10 * time.Second, W4Window: 10 * time.Second,
@@ -53,6 +56,20 @@ func TestQuickRun(t *testing.T) {
 	for _, s := range []string{ScenarioW1, ScenarioW1NLB} {
 		if r := got[s]; r != nil && !hasMetric(r, "groups with every Node") {
 			t.Errorf("%s: cloud not checked", s)
+		}
+	}
+	for _, s := range []string{ScenarioW1, ScenarioW1NLB} {
+		r := got[s]
+		if r == nil {
+			continue
+		}
+		if n := len(r.Timeline); n == 0 || r.Timeline[n-1].Addressed != r.Params["services"] {
+			t.Errorf("%s: timeline does not end with every Service addressed: %+v", s, r.Timeline)
+		}
+		for _, chart := range []string{"addressed", "calls", "rate"} {
+			if _, err := os.Stat(filepath.Join(dir, s+"-"+chart+".svg")); err != nil {
+				t.Errorf("%s: chart %s not written: %v", s, chart, err)
+			}
 		}
 	}
 	if !strings.Contains(out.String(), "== w4") {

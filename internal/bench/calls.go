@@ -44,6 +44,18 @@ func (e *env) isRead(product, action string) bool {
 	return strings.HasPrefix(action, "Describe") || strings.HasPrefix(action, "List") || strings.HasPrefix(action, "Get")
 }
 
+// callCounts returns the calls made since before by "product/action", for
+// a timeline sample.
+func (e *env) callCounts(before snapshot) map[string]int {
+	out := map[string]int{}
+	for key, c := range e.snapshot() {
+		if d := c.Calls - before[key].Calls; d > 0 {
+			out[key] = d
+		}
+	}
+	return out
+}
+
 // callsSince returns the calls made since before, by product and action,
 // with each action's quota bound under the environment's profile.
 func (e *env) callsSince(before snapshot) []ActionCalls {

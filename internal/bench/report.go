@@ -38,8 +38,10 @@ type Result struct {
 	PerService int           `json:"perService,omitempty"`
 	Plan       []PlanStep    `json:"minimalPlan,omitempty"`
 	CCM        *ProcUsage    `json:"ccm,omitempty"`
-	Notes      []string      `json:"notes,omitempty"`
-	Error      string        `json:"error,omitempty"`
+	// Timeline samples a burst about once a second, for the charts.
+	Timeline []Sample `json:"timeline,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 func (r *Result) metric(name string, value float64, unit string) {
@@ -105,7 +107,8 @@ func (r *Result) Print(w io.Writer) {
 	}
 }
 
-// writeJSON writes the result to dir/<scenario>.json.
+// writeJSON writes the result to dir/<scenario>.json, and its SVG charts
+// beside it.
 func (r *Result) writeJSON(dir string) error {
 	if dir == "" {
 		return nil
@@ -117,5 +120,9 @@ func (r *Result) writeJSON(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, r.Scenario+".json"), append(data, '\n'), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, r.Scenario+".json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	_, err = r.writeCharts(dir)
+	return err
 }

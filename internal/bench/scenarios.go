@@ -200,6 +200,9 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 		if err != nil {
 			return false, "", err
 		}
+		if el := time.Since(t0).Seconds(); len(res.Timeline) == 0 || el-res.Timeline[len(res.Timeline)-1].Seconds >= 1 || got == n {
+			res.Timeline = append(res.Timeline, Sample{Seconds: el, Addressed: got, Calls: e.callCounts(before)})
+		}
 		if half == 0 && got*2 >= n {
 			half = time.Since(t0)
 		}

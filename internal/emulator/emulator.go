@@ -1,5 +1,6 @@
 // Package emulator assembles alicloud-emulator: the state store, the four
-// products and the gateway, served on one HTTP listener.
+// products, the gateway and the read-only web console, served on one HTTP
+// listener.
 package emulator
 
 import (
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/console"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/ecs"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/nlb"
@@ -134,6 +136,12 @@ func New(cfg Config) (*Emulator, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	ui, err := console.New(e.Gateway)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	e.Gateway.Handle("GET "+console.Prefix, ui)
 	if cfg.QuotaProfile != "" {
 		scale := cfg.QuotaScale
 		if scale == 0 {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,7 +127,7 @@ func TestUpExitAfterReady(t *testing.T) {
 	if len(s.Nodes) != 2 {
 		t.Fatalf("summary has %d nodes, want 2:\n%s", len(s.Nodes), firstOut)
 	}
-	for _, want := range []string{"Sandbox ready in", "--exit-after-ready: stopping.", s.VpcID, s.RouteTableID} {
+	for _, want := range []string{"Sandbox ready in", "--exit-after-ready: stopping.", s.VpcID, s.RouteTableID, "Web console (read-only): " + s.ConsoleURL} {
 		if !strings.Contains(firstOut, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -171,6 +173,38 @@ func TestUpExitAfterReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCloud(t, newSDK(t, addr, env), s)
+	checkConsole(t, addr, s)
+}
+
+// checkConsole reads the web console's page of the sandbox's region and
+// looks for the resources of the summary.
+func checkConsole(t *testing.T, addr string, s *sandbox.Summary) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/_emulator/ui/region/" + s.Region)
+	if err != nil {
+		t.Fatalf("console: %v", err)
+	}
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("console region page: %d %v", resp.StatusCode, err)
+	}
+	want := []string{s.VpcID, s.RouteTableID}
+	if s.LoadBalancer != nil {
+		want = append(want, s.LoadBalancer.ID)
+		for _, b := range s.LoadBalancer.Backends {
+			want = append(want, b.ServerID)
+		}
+	}
+	for _, r := range s.Routes {
+		want = append(want, r.Destination)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(page), w) {
+			t.Errorf("the console's region page lacks %s", w)
+		}
+	}
+	t.Logf("the console's region page shows the summary's %d resources", len(want))
 }
 
 // TestRestartAndSIGTERM restarts the sandbox on the kept directory, which

@@ -182,6 +182,7 @@ func Status(ctx context.Context, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sum.ConsoleURL = ConsoleURL(r.env.EmulatorEndpoint)
 	sum.Print(out)
 	return nil
 }

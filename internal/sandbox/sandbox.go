@@ -177,6 +177,7 @@ func Up(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("read summary: %w", err)
 	}
 	sum.Dir, sum.Kubeconfig, sum.EmulatorEndpoint = s.dir, s.env.Kubeconfig, s.env.EmulatorEndpoint
+	sum.ConsoleURL = ConsoleURL(s.env.EmulatorEndpoint)
 	sum.ReadySeconds = time.Since(s.start).Seconds()
 	if err := sum.writeJSON(s.dir); err != nil {
 		return err
@@ -517,6 +518,7 @@ Explore:
   kubectl get nodes -L topology.kubernetes.io/zone
   kubectl get svc %[3]s -o wide
   set -a; . %[4]s; set +a      # KUBECONFIG, the emulator's endpoint and credentials, region, cluster and VPC ids
+  open http://%[5]s/_emulator/ui/        # read-only web console: resources, raw API answers, request log
   curl -s http://%[5]s/_emulator/health
   curl -s 'http://%[5]s/_emulator/requests?product=slb'    # every cloud call the CCM made
 Emulated cloud: endpoint %[5]s (HTTP), region %[6]s, AccessKeyId %[7]s, AccessKeySecret %[8]s (a local key, valid only here)

@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	cloudapi "k8s.io/cloud-provider/api"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/console"
 )
 
 // The example Service whose load balancer the sandbox waits for and shows.
@@ -41,6 +43,8 @@ type Summary struct {
 	// EmulatorEndpoint is the emulator's host:port (every product and the
 	// metadata service).
 	EmulatorEndpoint string `json:"emulatorEndpoint"`
+	// ConsoleURL is the emulator's read-only web console.
+	ConsoleURL string `json:"consoleUrl,omitempty"`
 	// Region is the emulated region id, e.g. cn-hangzhou.
 	Region string `json:"region"`
 	// ClusterID is the cloud-config clusterID the CCM runs with.
@@ -439,8 +443,17 @@ func (s *Summary) writeJSON(dir string) error {
 	return nil
 }
 
+// ConsoleURL returns the address of the web console of the emulator at
+// endpoint (host:port).
+func ConsoleURL(endpoint string) string {
+	return "http://" + endpoint + console.Prefix
+}
+
 // Print writes the human summary.
 func (s *Summary) Print(w io.Writer) {
+	if s.ConsoleURL != "" {
+		fmt.Fprintf(w, "\nWeb console (read-only): %s\n", s.ConsoleURL)
+	}
 	fmt.Fprintf(w, "\nNodes (%d), initialized by the CCM from their ECS instances:\n", len(s.Nodes))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NAME\tZONE\tPROVIDER ID\tINTERNAL IP\tPOD CIDR\tREADY")
