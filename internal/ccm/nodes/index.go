@@ -7,12 +7,14 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
@@ -132,30 +134,63 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Index is a cache of a VPC's instances by id and private IP. A lookup
-// that misses, or finds the cache older than MaxAge, refreshes it with one
-// paged listing shared by every concurrent caller.
+// Index is a cache of a VPC's instances by id and private IP, filled by
+// paged listings of the VPC that concurrent lookups share. A lookup that
+// finds its instance is answered from a listing younger than MaxAge. A miss
+// is answered only from a listing that began late enough to prove it: less
+// than MinRefreshInterval before the lookup, and no earlier than the time a
+// Since or Fresh context names. Otherwise the lookup waits for such a
+// listing, and every lookup waiting meanwhile is answered by that same one.
 type Index struct {
 	lister Lister
 	vpcID  string
-	// MaxAge is how long a listing answers lookups.
+	// MaxAge is how long a listing answers the lookups it can answer.
 	MaxAge time.Duration
 	// MinRefreshInterval stops a stream of misses for unknown ids from
 	// relisting more often than this.
 	MinRefreshInterval time.Duration
-	now                func() time.Time
+	// ListingGap is the least time between the starts of two listings, so
+	// that misses arriving one after another (Nodes joining in a burst)
+	// share a listing rather than each start one as the last ends.
+	ListingGap time.Duration
+	// ListingTimeout bounds one listing, whoever waits for it.
+	ListingTimeout time.Duration
+	now            func() time.Time
 
-	mu        sync.Mutex
-	byID      map[string]*Instance
-	byIP      map[string]*Instance
-	listedAt  time.Time
-	inflight  chan struct{}
-	lastError error
+	// flights runs each listing once, in a goroutine of its own, for all
+	// the lookups waiting for it; each waits on its own context.
+	flights singleflight.Group
+
+	mu   sync.Mutex
+	byID map[string]*Instance
+	byIP map[string]*Instance
+	// listedAt is when the listing the maps hold began (zero: none yet).
+	listedAt time.Time
+	// failure is the error of the last failed listing, which began at
+	// failedAt.
+	failure  error
+	failedAt time.Time
+	// next is the listing running or about to begin; nil when none is.
+	next *listing
+	// lastStart is when the latest listing began.
+	lastStart time.Time
+	seq       uint64
+}
+
+// listing is one listing of the VPC, shared by every lookup waiting for it.
+type listing struct {
+	// key names it in Index.flights.
+	key string
+	// start is when it began; zero until then.
+	start time.Time
 }
 
 // NewIndex returns an empty index over the instances of vpcID.
 func NewIndex(l Lister, vpcID string) *Index {
-	return &Index{lister: l, vpcID: vpcID, MaxAge: 15 * time.Second, MinRefreshInterval: 2 * time.Second, now: time.Now}
+	return &Index{
+		lister: l, vpcID: vpcID, MaxAge: 15 * time.Second, MinRefreshInterval: 2 * time.Second,
+		ListingGap: 500 * time.Millisecond, ListingTimeout: 2 * time.Minute, now: time.Now,
+	}
 }
 
 // ByID returns the instance with id; nil when it does not exist.
@@ -169,50 +204,54 @@ func (x *Index) ByPrivateIP(ctx context.Context, ip string) (*Instance, error) {
 	return x.lookup(ctx, func() *Instance { return x.byIP[ip] })
 }
 
-// freshKey marks a context whose lookups must be answered by a listing
-// begun no earlier than the time it holds.
+// freshKey marks a context whose lookups may answer "no such instance"
+// only from a listing begun no earlier than the time it holds.
 type freshKey struct{}
 
-// Fresh returns a context under which ByID and ByPrivateIP answer only from
-// a listing begun now or later: for decisions a stale miss must not make.
+// Fresh returns a context under which ByID and ByPrivateIP answer a miss
+// only from a listing begun now or later: for decisions a stale miss must
+// not make.
 func (x *Index) Fresh(ctx context.Context) context.Context {
 	return x.Since(ctx, x.now())
 }
 
-// Since returns a context under which ByID and ByPrivateIP answer only from
-// a listing begun at or after t.
+// Since returns a context under which ByID and ByPrivateIP answer a miss
+// only from a listing begun at or after t, waiting for one when needed; a
+// hit is answered from any listing younger than MaxAge.
 func (x *Index) Since(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, freshKey{}, t)
 }
 
 func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, error) {
-	if since, ok := ctx.Value(freshKey{}).(time.Time); ok {
-		return x.lookupSince(ctx, since, find)
+	now := x.now()
+	hitSince, missSince := now.Add(-x.MaxAge), now.Add(-x.MinRefreshInterval)
+	since, fresh := ctx.Value(freshKey{}).(time.Time)
+	if fresh && since.After(missSince) {
+		missSince = since
 	}
-	for attempt := 0; ; attempt++ {
+	for waited := false; ; waited = true {
 		x.mu.Lock()
-		age := x.now().Sub(x.listedAt)
-		if !x.listedAt.IsZero() && age < x.MaxAge {
+		listedAt := x.listedAt
+		if !listedAt.IsZero() && !listedAt.Before(hitSince) {
 			if in := find(); in != nil {
 				cp := *in
 				x.mu.Unlock()
 				return &cp, nil
 			}
-			// A miss on a listing younger than MinRefreshInterval is an
-			// authoritative "does not exist".
-			if age < x.MinRefreshInterval || attempt > 0 {
+			if !listedAt.Before(missSince) {
 				x.mu.Unlock()
 				return nil, nil
 			}
-		} else if attempt > 0 {
-			err := x.lastError
-			x.mu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("instance listing of VPC %s did not complete", x.vpcID)
 		}
-		if err := x.listOrWait(ctx); err != nil {
+		x.mu.Unlock()
+		if fresh && !waited && !listedAt.IsZero() {
+			// The case that used to start the node controller's backoff:
+			// the cached listing began before the caller's instance could
+			// be in it.
+			klog.FromContext(ctx).V(4).Info("Instance not in a listing begun before it may have existed; waiting for a newer listing",
+				"vpc", x.vpcID, "listedAt", listedAt, "since", since)
+		}
+		if err := x.listed(ctx, missSince); err != nil {
 			return nil, err
 		}
 	}
@@ -221,72 +260,78 @@ func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, e
 // Warm runs a listing now, or joins the one in flight, so that the first
 // lookups are answered from it; it returns that listing's error.
 func (x *Index) Warm(ctx context.Context) error {
-	x.mu.Lock()
-	if err := x.listOrWait(ctx); err != nil {
-		return err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.lastError
+	return x.listed(ctx, x.now())
 }
 
-// listOrWait, called with x.mu held, releases it and either runs a listing
-// or waits for the one in flight, so concurrent lookups share one listing.
-func (x *Index) listOrWait(ctx context.Context) error {
-	wait := x.inflight
-	if wait == nil {
-		wait = make(chan struct{})
-		x.inflight = wait
-		x.mu.Unlock()
-		x.refresh(ctx, wait)
-		return nil
-	}
-	x.mu.Unlock()
-	select {
-	case <-wait:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// lookupSince answers from a listing begun at or after since, starting one
-// (after any in-flight one, which may have begun earlier) when needed.
-func (x *Index) lookupSince(ctx context.Context, since time.Time, find func() *Instance) (*Instance, error) {
-	for attempt := 0; ; attempt++ {
+// listed returns once a listing begun at or after since has ended, with
+// its error; it joins the listing in flight, or starts one. A listing in
+// flight that began earlier is waited for first, as one runs at a time.
+func (x *Index) listed(ctx context.Context, since time.Time) error {
+	for {
 		x.mu.Lock()
 		if !x.listedAt.IsZero() && !x.listedAt.Before(since) {
-			in := find()
 			x.mu.Unlock()
-			if in == nil {
-				return nil, nil
-			}
-			cp := *in
-			return &cp, nil
+			return nil
 		}
-		if attempt > 1 && x.lastError != nil {
-			err := x.lastError
+		if x.failure != nil && !x.failedAt.Before(since) {
+			err := x.failure
 			x.mu.Unlock()
-			return nil, err
+			return err
 		}
-		if err := x.listOrWait(ctx); err != nil {
-			return nil, err
+		done := x.join(ctx)
+		x.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for a listing of VPC %s: %w", x.vpcID, ctx.Err())
 		}
 	}
 }
 
-func (x *Index) refresh(ctx context.Context, done chan struct{}) {
+// join, called with x.mu held, returns the end of the listing in flight,
+// starting one when none is. The listing runs on a context detached from
+// the caller's, so one caller giving up does not fail the others.
+func (x *Index) join(ctx context.Context) <-chan singleflight.Result {
+	l := x.next
+	if l == nil {
+		x.seq++
+		l = &listing{key: strconv.FormatUint(x.seq, 10)}
+		x.next = l
+		detached := context.WithoutCancel(ctx)
+		return x.flights.DoChan(l.key, func() (any, error) { return nil, x.run(detached, l) })
+	}
+	// x.next is cleared under x.mu before its function returns, so the key
+	// is still in flight and this joins it rather than start another.
+	return x.flights.DoChan(l.key, func() (any, error) {
+		return nil, fmt.Errorf("listing %s of VPC %s ended before it was joined", l.key, x.vpcID)
+	})
+}
+
+// run waits out ListingGap since the previous listing began, then lists
+// the VPC and replaces the maps.
+func (x *Index) run(ctx context.Context, l *listing) error {
+	x.mu.Lock()
+	gap := x.lastStart.Add(x.ListingGap).Sub(x.now())
+	x.mu.Unlock()
+	if gap > 0 {
+		time.Sleep(gap)
+	}
+	ctx, cancel := context.WithTimeout(ctx, x.ListingTimeout)
+	defer cancel()
+	x.mu.Lock()
 	start := x.now()
+	l.start, x.lastStart = start, start
+	x.mu.Unlock()
 	list, err := x.lister.ListVPCInstances(ctx, x.vpcID)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	defer close(done)
-	x.inflight = nil
-	x.lastError = err
+	x.next = nil
 	if err != nil {
+		x.failure, x.failedAt = err, start
 		klog.ErrorS(err, "Listing VPC instances failed", "vpc", x.vpcID)
-		return
+		return err
 	}
+	x.failure = nil
 	x.byID = make(map[string]*Instance, len(list))
 	x.byIP = make(map[string]*Instance, len(list))
 	for i := range list {
@@ -301,5 +346,6 @@ func (x *Index) refresh(ctx context.Context, done chan struct{}) {
 		}
 	}
 	x.listedAt = start
-	klog.V(4).InfoS("Listed VPC instances", "vpc", x.vpcID, "count", len(list), "took", x.now().Sub(start))
+	klog.V(4).InfoS("Listed VPC instances", "vpc", x.vpcID, "count", len(list), "took", x.now().Sub(start), "waitedForGap", max(gap, 0))
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	cloudapi "k8s.io/cloud-provider/api"
@@ -66,6 +67,10 @@ type Instances struct {
 	// initStarts are the first lookups of uninitialized Nodes, by name,
 	// for the initialization latency.
 	initStarts map[string]time.Time
+	// seen is when this process first saw each uninitialized Node, by UID
+	// (the Node informer's delivery, else the first lookup): its instance
+	// existed by then, so a listing begun later proves a miss.
+	seen map[types.UID]time.Time
 
 	outsideMu sync.Mutex
 	// outside caches instances found by id outside the index (another
@@ -217,22 +222,23 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	}
 	if uninitialized(n) {
 		s.initStarted(n.Name, time.Now())
+		// A kubelet registers its Node after its instance exists, so a
+		// listing begun before this process first saw the Node cannot
+		// prove the instance missing: such a miss waits for a newer
+		// listing. Taken as final, it made the upstream controller retry
+		// with a growing backoff and delayed initializations by seconds.
+		ctx = s.index.Since(ctx, s.firstSeen(n))
 	}
 	in, err := s.find(ctx, n)
-	if err == nil && in == nil && uninitialized(n) && !n.CreationTimestamp.IsZero() {
-		// A kubelet registers its Node after its instance exists, so a
-		// listing begun before the Node was created cannot prove the
-		// instance missing; without this, such a miss was taken as final
-		// and the upstream controller's growing backoff delayed the
-		// Node's initialization by seconds.
-		in, err = s.find(s.index.Since(ctx, n.CreationTimestamp.Time), n)
-	}
 	countLookup("metadata", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	if in == nil {
+		if uninitialized(n) {
+			uninitializedNotFound.Inc()
+		}
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "No ECS instance in VPC %s matches providerID %q or InternalIP %q", s.index.vpcID, n.Spec.ProviderID, nodeIP(n))
 		return nil, fmt.Errorf("node %s: %w", n.Name, cloudprovider.InstanceNotFound)
 	}

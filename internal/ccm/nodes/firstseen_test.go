@@ -1,0 +1,82 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
+	cloudapi "k8s.io/cloud-provider/api"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
+)
+
+func uninitializedNode(name, ip string, created time.Time) *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(created)},
+		Spec:       v1.NodeSpec{Taints: []v1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}}},
+		Status:     v1.NodeStatus{Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ip}}},
+	}
+}
+
+func notFoundAnswers(t *testing.T) float64 {
+	t.Helper()
+	v, _, err := ccmmetrics.Value("alicloud_node_uninitialized_not_found_total", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestUninitializedNodeMissWaitsForAListingAfterItWasSeen: the instance of
+// a Node seen after the cached listing began (in the same second: its
+// creationTimestamp is before the listing) is found by a newer listing
+// instead of being answered "not found"; a Node with no instance gets
+// "not found" after one listing begun after it was seen, and at once
+// from then on.
+func TestUninitializedNodeMissWaitsForAListingAfterItWasSeen(t *testing.T) {
+	f := &fakeLister{list: []Instance{{ID: "i-a", PrivateIPs: []string{"10.0.0.1"}}}}
+	x := NewIndex(f, "vpc-1")
+	x.ListingGap = 0
+	s := NewInstances(x, "cn-hangzhou", nil)
+	ctx := context.Background()
+	second := time.Now().Truncate(time.Second)
+	if err := s.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.list = append(f.list, Instance{ID: "i-b", PrivateIPs: []string{"10.0.0.2"}})
+	f.mu.Unlock()
+	before := notFoundAnswers(t)
+
+	joined := uninitializedNode("joined", "10.0.0.2", second)
+	s.observed(joined, time.Now())
+	md, err := s.InstanceMetadata(ctx, joined)
+	if err != nil {
+		t.Fatalf("a Node whose instance is newer than the cached listing: %v", err)
+	}
+	if md.ProviderID != "cn-hangzhou.i-b" {
+		t.Fatalf("providerID %q", md.ProviderID)
+	}
+	if n := f.calls.Load(); n != 2 {
+		t.Fatalf("%d listings, want 2", n)
+	}
+
+	// Not seen through the informer: the first lookup counts as seen.
+	orphan := uninitializedNode("orphan", "10.0.0.9", second)
+	for i := 0; i < 2; i++ {
+		if _, err := s.InstanceMetadata(ctx, orphan); !errors.Is(err, cloudprovider.InstanceNotFound) {
+			t.Fatalf("lookup %d of a Node without instance: %v, want InstanceNotFound", i, err)
+		}
+	}
+	if n := f.calls.Load(); n != 3 {
+		t.Fatalf("%d listings, want 3: one proves the orphan's miss, the retry is answered from it", n)
+	}
+	if got := notFoundAnswers(t) - before; got != 2 {
+		t.Fatalf("not-found answers counted %g, want 2 (the orphan's)", got)
+	}
+}
