@@ -85,13 +85,20 @@ func waitInitialized(t *testing.T, name string, in instance) time.Duration {
 
 // TestNodesInitializedFromTheirInstances registers three Nodes as kubelets
 // with --cloud-provider=external do (no providerID: looked up by InternalIP)
-// and expects them initialized within 10 seconds at a cost of one
-// instance listing, not one call per Node.
+// and expects them initialized within 10 seconds (they take well under
+// one) at a cost of one instance listing, not one call per Node. On a
+// failure it prints the CCM's log lines about them.
 func TestNodesInitializedFromTheirInstances(t *testing.T) {
 	insts := addInstances(t, 3)
 	before := cloud.Calls("ecs", "DescribeInstances")
+	offset := logSize(t)
 	start := time.Now()
 	var names []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("CCM log about %v:\n%s", names, explain(logFrom(t, offset), names, 60))
+		}
+	}()
 	for _, in := range insts {
 		names = append(names, register(t, "init", in, true))
 	}

@@ -35,7 +35,8 @@ func notFoundAnswers(t *testing.T) float64 {
 // TestUninitializedNodeMissWaitsForAListingAfterItWasSeen: the instance of
 // a Node seen after the cached listing began (in the same second: its
 // creationTimestamp is before the listing) is found by a newer listing
-// instead of being answered "not found"; a Node with no instance gets
+// instead of being answered "not found", and a Node on an address an older
+// listing gives to a gone instance gets its own; a Node with no instance gets
 // "not found" after one listing begun after it was seen, and at once
 // from then on.
 func TestUninitializedNodeMissWaitsForAListingAfterItWasSeen(t *testing.T) {
@@ -66,6 +67,20 @@ func TestUninitializedNodeMissWaitsForAListingAfterItWasSeen(t *testing.T) {
 		t.Fatalf("%d listings, want 2", n)
 	}
 
+	// The address of an instance gone since the cached listing began is
+	// taken by a new instance: its Node gets the new one, not the gone one.
+	f.mu.Lock()
+	f.list = []Instance{{ID: "i-a", PrivateIPs: []string{"10.0.0.1"}}, {ID: "i-c", PrivateIPs: []string{"10.0.0.2"}}}
+	f.mu.Unlock()
+	reused := uninitializedNode("reused", "10.0.0.2", second)
+	s.observed(reused, time.Now())
+	if md, err := s.InstanceMetadata(ctx, reused); err != nil || md.ProviderID != "cn-hangzhou.i-c" {
+		t.Fatalf("a Node on a reused address: %+v %v, want providerID cn-hangzhou.i-c", md, err)
+	}
+	if n := f.calls.Load(); n != 3 {
+		t.Fatalf("%d listings, want 3", n)
+	}
+
 	// Not seen through the informer: the first lookup counts as seen.
 	orphan := uninitializedNode("orphan", "10.0.0.9", second)
 	for i := 0; i < 2; i++ {
@@ -73,8 +88,8 @@ func TestUninitializedNodeMissWaitsForAListingAfterItWasSeen(t *testing.T) {
 			t.Fatalf("lookup %d of a Node without instance: %v, want InstanceNotFound", i, err)
 		}
 	}
-	if n := f.calls.Load(); n != 3 {
-		t.Fatalf("%d listings, want 3: one proves the orphan's miss, the retry is answered from it", n)
+	if n := f.calls.Load(); n != 4 {
+		t.Fatalf("%d listings, want 4: one proves the orphan's miss, the retry is answered from it", n)
 	}
 	if got := notFoundAnswers(t) - before; got != 2 {
 		t.Fatalf("not-found answers counted %g, want 2 (the orphan's)", got)

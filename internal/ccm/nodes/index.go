@@ -7,15 +7,11 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
-	"golang.org/x/sync/singleflight"
-	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
@@ -138,9 +134,10 @@ func contains(list []string, s string) bool {
 // paged listings of the VPC that concurrent lookups share. A lookup that
 // finds its instance is answered from a listing younger than MaxAge. A miss
 // is answered only from a listing that began late enough to prove it: less
-// than MinRefreshInterval before the lookup, and no earlier than the time a
-// Since or Fresh context names. Otherwise the lookup waits for such a
-// listing, and every lookup waiting meanwhile is answered by that same one.
+// than MinRefreshInterval before the lookup. Under a Since or Fresh
+// context, a miss, and a hit by IP, are answered only from a listing begun
+// no earlier than the time it names. Otherwise the lookup waits for such a listing, and every
+// lookup waiting meanwhile is answered by that same one.
 type Index struct {
 	lister Lister
 	vpcID  string
@@ -157,195 +154,111 @@ type Index struct {
 	ListingTimeout time.Duration
 	now            func() time.Time
 
-	// flights runs each listing once, in a goroutine of its own, for all
-	// the lookups waiting for it; each waits on its own context.
-	flights singleflight.Group
-
-	mu   sync.Mutex
-	byID map[string]*Instance
-	byIP map[string]*Instance
-	// listedAt is when the listing the maps hold began (zero: none yet).
-	listedAt time.Time
-	// failure is the error of the last failed listing, which began at
-	// failedAt.
-	failure  error
-	failedAt time.Time
-	// next is the listing running or about to begin; nil when none is.
-	next *listing
-	// lastStart is when the latest listing began.
-	lastStart time.Time
-	seq       uint64
+	instances *sharedListing[instanceMaps]
 }
 
-// listing is one listing of the VPC, shared by every lookup waiting for it.
-type listing struct {
-	// key names it in Index.flights.
-	key string
-	// start is when it began; zero until then.
-	start time.Time
+// instanceMaps are one listing's instances by id and by private IP.
+type instanceMaps struct {
+	byID, byIP map[string]*Instance
 }
 
 // NewIndex returns an empty index over the instances of vpcID.
 func NewIndex(l Lister, vpcID string) *Index {
-	return &Index{
+	x := &Index{
 		lister: l, vpcID: vpcID, MaxAge: 15 * time.Second, MinRefreshInterval: 2 * time.Second,
 		ListingGap: 500 * time.Millisecond, ListingTimeout: 2 * time.Minute, now: time.Now,
 	}
+	x.instances = newSharedListing(x, "instances of VPC "+vpcID, x.list)
+	return x
+}
+
+// list lists the VPC's instances into maps.
+func (x *Index) list(ctx context.Context) (instanceMaps, error) {
+	list, err := x.lister.ListVPCInstances(ctx, x.vpcID)
+	if err != nil {
+		return instanceMaps{}, err
+	}
+	m := instanceMaps{byID: make(map[string]*Instance, len(list)), byIP: make(map[string]*Instance, len(list))}
+	for i := range list {
+		in := &list[i]
+		m.byID[in.ID] = in
+		for _, ip := range in.PrivateIPs {
+			m.byIP[strings.TrimSpace(ip)] = in
+		}
+		// A dual-stack kubelet may give its IPv6 address first.
+		for _, ip := range in.IPv6s {
+			m.byIP[ip] = in
+		}
+	}
+	return m, nil
 }
 
 // ByID returns the instance with id; nil when it does not exist.
 func (x *Index) ByID(ctx context.Context, id string) (*Instance, error) {
-	return x.lookup(ctx, func() *Instance { return x.byID[id] })
+	return x.lookup(ctx, false, func(m instanceMaps) *Instance { return m.byID[id] })
 }
 
 // ByPrivateIP returns the instance holding ip; nil when none does.
 func (x *Index) ByPrivateIP(ctx context.Context, ip string) (*Instance, error) {
 	ip = canonicalIP(ip)
-	return x.lookup(ctx, func() *Instance { return x.byIP[ip] })
+	return x.lookup(ctx, true, func(m instanceMaps) *Instance { return m.byIP[ip] })
 }
 
-// freshKey marks a context whose lookups may answer "no such instance"
-// only from a listing begun no earlier than the time it holds.
+// freshKey marks a context whose lookups are answered only from a listing
+// begun no earlier than the time it holds.
 type freshKey struct{}
 
-// Fresh returns a context under which ByID and ByPrivateIP answer a miss
-// only from a listing begun now or later: for decisions a stale miss must
-// not make.
+// Fresh is Since(ctx, now): for decisions a stale miss must not make.
 func (x *Index) Fresh(ctx context.Context) context.Context {
 	return x.Since(ctx, x.now())
 }
 
-// Since returns a context under which ByID and ByPrivateIP answer a miss
-// only from a listing begun at or after t, waiting for one when needed; a
-// hit is answered from any listing younger than MaxAge.
+// Since returns a context under which ByID and ByPrivateIP answer a miss,
+// and ByPrivateIP a hit, only from a listing begun at or after t, waiting
+// for one when needed: a miss in an older listing proves nothing about an
+// instance created since, and a hit by IP in one may be an instance gone
+// since whose address the caller's instance took (ids are never reused).
 func (x *Index) Since(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, freshKey{}, t)
 }
 
-func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, error) {
+// bounds returns the oldest listings that may answer a lookup made now
+// under ctx: with a hit, and with a miss. reused says the key looked up
+// (an address) may have named something else in an older listing.
+func (x *Index) bounds(ctx context.Context, reused bool) (hitSince, missSince time.Time) {
 	now := x.now()
-	hitSince, missSince := now.Add(-x.MaxAge), now.Add(-x.MinRefreshInterval)
-	since, fresh := ctx.Value(freshKey{}).(time.Time)
-	if fresh && since.After(missSince) {
-		missSince = since
-	}
-	for waited := false; ; waited = true {
-		x.mu.Lock()
-		listedAt := x.listedAt
-		if !listedAt.IsZero() && !listedAt.Before(hitSince) {
-			if in := find(); in != nil {
-				cp := *in
-				x.mu.Unlock()
-				return &cp, nil
-			}
-			if !listedAt.Before(missSince) {
-				x.mu.Unlock()
-				return nil, nil
-			}
-		}
-		x.mu.Unlock()
-		if fresh && !waited && !listedAt.IsZero() {
-			// The case that used to start the node controller's backoff:
-			// the cached listing began before the caller's instance could
-			// be in it.
-			klog.FromContext(ctx).V(4).Info("Instance not in a listing begun before it may have existed; waiting for a newer listing",
-				"vpc", x.vpcID, "listedAt", listedAt, "since", since)
-		}
-		if err := x.listed(ctx, missSince); err != nil {
-			return nil, err
+	hitSince, missSince = now.Add(-x.MaxAge), now.Add(-x.MinRefreshInterval)
+	if since, ok := ctx.Value(freshKey{}).(time.Time); ok {
+		missSince = latest(missSince, since)
+		if reused {
+			hitSince = latest(hitSince, since)
 		}
 	}
+	return hitSince, missSince
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (x *Index) lookup(ctx context.Context, reused bool, find func(instanceMaps) *Instance) (*Instance, error) {
+	hitSince, missSince := x.bounds(ctx, reused)
+	in, found, err := lookupIn(ctx, x.instances, hitSince, missSince, func(m instanceMaps) (*Instance, bool) {
+		in := find(m)
+		return in, in != nil
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	cp := *in
+	return &cp, nil
 }
 
 // Warm runs a listing now, or joins the one in flight, so that the first
 // lookups are answered from it; it returns that listing's error.
 func (x *Index) Warm(ctx context.Context) error {
-	return x.listed(ctx, x.now())
-}
-
-// listed returns once a listing begun at or after since has ended, with
-// its error; it joins the listing in flight, or starts one. A listing in
-// flight that began earlier is waited for first, as one runs at a time.
-func (x *Index) listed(ctx context.Context, since time.Time) error {
-	for {
-		x.mu.Lock()
-		if !x.listedAt.IsZero() && !x.listedAt.Before(since) {
-			x.mu.Unlock()
-			return nil
-		}
-		if x.failure != nil && !x.failedAt.Before(since) {
-			err := x.failure
-			x.mu.Unlock()
-			return err
-		}
-		done := x.join(ctx)
-		x.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for a listing of VPC %s: %w", x.vpcID, ctx.Err())
-		}
-	}
-}
-
-// join, called with x.mu held, returns the end of the listing in flight,
-// starting one when none is. The listing runs on a context detached from
-// the caller's, so one caller giving up does not fail the others.
-func (x *Index) join(ctx context.Context) <-chan singleflight.Result {
-	l := x.next
-	if l == nil {
-		x.seq++
-		l = &listing{key: strconv.FormatUint(x.seq, 10)}
-		x.next = l
-		detached := context.WithoutCancel(ctx)
-		return x.flights.DoChan(l.key, func() (any, error) { return nil, x.run(detached, l) })
-	}
-	// x.next is cleared under x.mu before its function returns, so the key
-	// is still in flight and this joins it rather than start another.
-	return x.flights.DoChan(l.key, func() (any, error) {
-		return nil, fmt.Errorf("listing %s of VPC %s ended before it was joined", l.key, x.vpcID)
-	})
-}
-
-// run waits out ListingGap since the previous listing began, then lists
-// the VPC and replaces the maps.
-func (x *Index) run(ctx context.Context, l *listing) error {
-	x.mu.Lock()
-	gap := x.lastStart.Add(x.ListingGap).Sub(x.now())
-	x.mu.Unlock()
-	if gap > 0 {
-		time.Sleep(gap)
-	}
-	ctx, cancel := context.WithTimeout(ctx, x.ListingTimeout)
-	defer cancel()
-	x.mu.Lock()
-	start := x.now()
-	l.start, x.lastStart = start, start
-	x.mu.Unlock()
-	list, err := x.lister.ListVPCInstances(ctx, x.vpcID)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.next = nil
-	if err != nil {
-		x.failure, x.failedAt = err, start
-		klog.ErrorS(err, "Listing VPC instances failed", "vpc", x.vpcID)
-		return err
-	}
-	x.failure = nil
-	x.byID = make(map[string]*Instance, len(list))
-	x.byIP = make(map[string]*Instance, len(list))
-	for i := range list {
-		in := &list[i]
-		x.byID[in.ID] = in
-		for _, ip := range in.PrivateIPs {
-			x.byIP[strings.TrimSpace(ip)] = in
-		}
-		// A dual-stack kubelet may give its IPv6 address first.
-		for _, ip := range in.IPv6s {
-			x.byIP[ip] = in
-		}
-	}
-	x.listedAt = start
-	klog.V(4).InfoS("Listed VPC instances", "vpc", x.vpcID, "count", len(list), "took", x.now().Sub(start), "waitedForGap", max(gap, 0))
-	return nil
+	return x.instances.await(ctx, x.now())
 }

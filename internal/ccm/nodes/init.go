@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,41 +86,39 @@ func (s *Instances) disableSourceDestCheck(ctx context.Context, enis ENIs, n *v1
 	return nil
 }
 
-// eniListing is the last listing of the VPC's primary ENIs' checks.
-type eniListing struct {
-	mu sync.Mutex
-	at time.Time
-	on map[string]bool
-}
-
-// listedSourceDestCheck answers eni's check from a listing of the VPC's
-// primary ENIs no older than the instance index's MaxAge, listing again
-// when the last one is older than its MinRefreshInterval; false when the
-// ENI is not in a usable listing (a read of the one ENI decides then).
-// Nodes joining together are thereby served by one listing, and a Node
-// whose ENI is newer than the listing costs one read, not a relist each.
+// listedSourceDestCheck answers eni's check from the shared listing of the
+// VPC's primary ENIs under the rules of the instance index's lookups (ctx
+// carries the Node's Since): Nodes joining together are served by one
+// listing, and an ENI newer than the cached listing waits for the next one
+// rather than cost a read of its own. False when the ENI is not in a
+// listing that could hold it, or listing failed: a read of the one ENI
+// decides then.
 func (s *Instances) listedSourceDestCheck(ctx context.Context, enis ENIs, eni string) (on, ok bool) {
-	lister, can := enis.(ENILister)
-	if !can {
+	if _, can := enis.(ENILister); !can {
 		return false, false
 	}
-	l := &s.eniListing
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := s.index.now()
-	if age := now.Sub(l.at); l.on != nil && age < s.index.MaxAge {
-		if v, found := l.on[eni]; found || age < s.index.MinRefreshInterval {
-			return v, found
-		}
-	}
-	got, err := lister.PrimarySourceDestChecks(ctx, s.index.vpcID)
+	hitSince, missSince := s.index.bounds(ctx, false)
+	on, ok, err := lookupIn(ctx, s.eniChecks, hitSince, missSince, func(checks map[string]bool) (bool, bool) {
+		v, found := checks[eni]
+		return v, found
+	})
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Could not list the VPC's primary ENIs; reading the Node's alone", "err", err)
 		return false, false
 	}
-	l.at, l.on = now, got
-	v, found := got[eni]
-	return v, found
+	return on, ok
+}
+
+// listENIChecks lists the source/destination checks of the VPC's primary
+// ENIs, with the ENIs of the initialization steps.
+func (s *Instances) listENIChecks(ctx context.Context) (map[string]bool, error) {
+	s.mu.RLock()
+	lister, can := s.init.ENIs.(ENILister)
+	s.mu.RUnlock()
+	if !can {
+		return nil, fmt.Errorf("the initialization steps list no ENIs")
+	}
+	return lister.PrimarySourceDestChecks(ctx, s.index.vpcID)
 }
 
 // networkCondition returns a Node's NetworkUnavailable condition.

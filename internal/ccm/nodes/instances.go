@@ -80,8 +80,9 @@ type Instances struct {
 	// checkedENIs are primary ENIs known to have their source/destination
 	// check off, so a retried initialization does not read them again.
 	checkedENIs sync.Map
-	// eniListing serves the checks of Nodes initialized together.
-	eniListing eniListing
+	// eniChecks is the listing of the VPC's primary ENIs' checks that
+	// serves Nodes initialized together.
+	eniChecks *sharedListing[map[string]bool]
 
 	// ipv6 is the IPv6DualStack feature gate: Nodes get their primary
 	// ENI's IPv6 addresses as InternalIPs.
@@ -99,7 +100,9 @@ var _ cloudprovider.InstancesV2 = (*Instances)(nil)
 // instances; byID (may be nil) finds, by providerID, instances the index
 // does not hold.
 func NewInstances(index *Index, region string, byID IDLookup) *Instances {
-	return &Instances{index: index, region: region, byID: byID, outside: map[string]outsideHit{}}
+	s := &Instances{index: index, region: region, byID: byID, outside: map[string]outsideHit{}}
+	s.eniChecks = newSharedListing(index, "primary ENIs of VPC "+index.vpcID, s.listENIChecks)
+	return s
 }
 
 // SetRecorder makes lookups report their outcome as events on the Node;
