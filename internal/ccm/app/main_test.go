@@ -94,7 +94,7 @@ func setup() error {
 		// of 100 joining Nodes to ~7 s (TestNodesJoiningWithTheirInstances).
 		Args: []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=true",
 			"--node-status-update-frequency=" + labelResync.String(), "--v=4",
-			"--kube-api-qps=" + strconv.Itoa(kubeAPIQPS), "--kube-api-burst=" + strconv.Itoa(kubeAPIBurst), "--concurrent-node-syncs=16"},
+			"--kube-api-qps=" + strconv.Itoa(kubeAPIQPS), "--kube-api-burst=" + strconv.Itoa(kubeAPIBurst)},
 		LogPath: filepath.Join(logDir, "cloud-controller-manager.log"),
 	})
 	return err
