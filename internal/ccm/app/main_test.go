@@ -91,7 +91,7 @@ func setup() error {
 		// addresses resync every 3s. The kube client's rate is raised from
 		// the default 20/s (burst 30): the node controller writes 2-3
 		// times per Node it initializes, which at 20/s alone holds a burst
-		// of 100 joining Nodes to ~7 s (TestNodesJoiningWithTheirInstances).
+		// of 100 joining Nodes to ~8 s (TestNodesJoiningWithTheirInstances).
 		Args: []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=true",
 			"--node-status-update-frequency=" + labelResync.String(), "--v=4",
 			"--kube-api-qps=" + strconv.Itoa(kubeAPIQPS), "--kube-api-burst=" + strconv.Itoa(kubeAPIBurst)},
