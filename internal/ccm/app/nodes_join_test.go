@@ -97,10 +97,24 @@ type burstResult struct {
 	sinceLast, slowest time.Duration
 	// span is the time from the first instance's creation to the last join.
 	span time.Duration
-	// listings and eniReads are the DescribeInstances and
-	// DescribeNetworkInterfaces calls made meanwhile.
-	listings, eniReads int
-	requeues           int
+	// listings are the DescribeInstances calls that listed the VPC
+	// meanwhile, byID those that looked instances up by id; eniListings
+	// and eniReads the same of DescribeNetworkInterfaces.
+	listings, byID, eniListings, eniReads int
+	requeues                              int
+}
+
+// vpcCalls counts the calls of an ECS action since t: those filtered by
+// the VPC (pages of a listing), and the others.
+func vpcCalls(action string, since time.Time) (listing, other int) {
+	for _, r := range cloud.Requests(gateway.RequestFilter{Product: "ecs", Action: action, Since: since}) {
+		if r.Params["VpcId"] != "" {
+			listing++
+		} else {
+			other++
+		}
+	}
+	return listing, other
 }
 
 // joinBurst creates size instances, each followed at once by its Node
@@ -111,7 +125,6 @@ func joinBurst(t *testing.T, w *joinWatch, round, size int) burstResult {
 	ctx := context.Background()
 	cs := kube(t)
 	offset := logSize(t)
-	listings, eniReads := cloud.Calls("ecs", "DescribeInstances"), cloud.Calls("ecs", "DescribeNetworkInterfaces")
 	joiners := make([]joiner, size)
 	workers := max(1, size/10)
 	var wg sync.WaitGroup
@@ -182,8 +195,8 @@ func joinBurst(t *testing.T, w *joinWatch, round, size int) burstResult {
 			late = append(late, fmt.Sprintf("%s (%v after the last join)", j.name, in.at.Sub(last).Round(time.Millisecond)))
 		}
 	}
-	r.listings = cloud.Calls("ecs", "DescribeInstances") - listings
-	r.eniReads = cloud.Calls("ecs", "DescribeNetworkInterfaces") - eniReads
+	r.listings, r.byID = vpcCalls("DescribeInstances", start)
+	r.eniListings, r.eniReads = vpcCalls("DescribeNetworkInterfaces", start)
 	log := logFrom(t, offset)
 	names := make([]string, len(joiners))
 	for i, j := range joiners {
@@ -247,17 +260,21 @@ func TestNodesJoiningWithTheirInstances(t *testing.T) {
 			worst.slowest = max(worst.slowest, r.slowest)
 			worst.span = max(worst.span, r.span)
 			worst.listings = max(worst.listings, r.listings)
-			worst.eniReads = max(worst.eniReads, r.eniReads)
+			worst.eniListings = max(worst.eniListings, r.eniListings)
 			total.sinceLast += r.sinceLast
 			total.listings += r.listings
+			total.byID += r.byID
+			total.eniListings += r.eniListings
 			total.eniReads += r.eniReads
 			total.requeues += r.requeues
 		}
-		n := len(results[size])
-		t.Logf("%d bursts of %d Nodes (joined within %v): initialized at most %v (mean %v) after the last join, %v after their own; per burst DescribeInstances %.1f (at most %d), DescribeNetworkInterfaces %.1f (at most %d); requeues for instance not found: %d",
-			n, size, worst.span.Round(time.Millisecond), worst.sinceLast.Round(time.Millisecond), (total.sinceLast / time.Duration(max(n, 1))).Round(time.Millisecond),
-			worst.slowest.Round(time.Millisecond), float64(total.listings)/float64(max(n, 1)), worst.listings,
-			float64(total.eniReads)/float64(max(n, 1)), worst.eniReads, total.requeues)
+		n := max(len(results[size]), 1)
+		mean := func(v int) float64 { return float64(v) / float64(n) }
+		t.Logf("%d bursts of %d Nodes (joined within %v): initialized at most %v (mean %v) after the last join, %v after their own; "+
+			"per burst: DescribeInstances listing pages %.1f (at most %d) and by id %.1f, DescribeNetworkInterfaces listing pages %.1f (at most %d) and others %.1f; requeues for instance not found: %d",
+			len(results[size]), size, worst.span.Round(time.Millisecond), worst.sinceLast.Round(time.Millisecond), (total.sinceLast / time.Duration(n)).Round(time.Millisecond),
+			worst.slowest.Round(time.Millisecond), mean(total.listings), worst.listings, mean(total.byID),
+			mean(total.eniListings), worst.eniListings, mean(total.eniReads), total.requeues)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	cloudapi "k8s.io/cloud-provider/api"
@@ -71,6 +72,10 @@ type Instances struct {
 	// (the Node informer's delivery, else the first lookup): its instance
 	// existed by then, so a listing begun later proves a miss.
 	seen map[types.UID]time.Time
+	// nodes is the Node informer's store (nil: none watched), and
+	// versionWaits the lookups waiting for it to hold a write, by Node.
+	nodes        cache.Store
+	versionWaits map[string]*versionWait
 
 	outsideMu sync.Mutex
 	// outside caches instances found by id outside the index (another

@@ -130,10 +130,15 @@ func (s *Instances) initForget(n *v1.Node) {
 
 // WatchInitialization records when the Node informer first delivers each
 // uninitialized Node (the time its lookups' misses must be proved after),
-// and ends the initialization latency of each Node when the informer sees
-// its uninitialized taint go; the upstream cloud-node controller removes
-// it without telling the provider.
+// lets initialization wait for it to deliver its own write (the upstream
+// controller updates the Node from this informer's store next), and ends
+// the initialization latency of each Node when the informer sees its
+// uninitialized taint go; the upstream cloud-node controller removes it
+// without telling the provider.
 func (s *Instances) WatchInitialization(inf cache.SharedIndexInformer) error {
+	s.mu.Lock()
+	s.nodes, s.versionWaits = inf.GetStore(), map[string]*versionWait{}
+	s.mu.Unlock()
 	node := func(obj any) *v1.Node {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
@@ -149,6 +154,9 @@ func (s *Instances) WatchInitialization(inf cache.SharedIndexInformer) error {
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := node(oldObj), node(newObj)
+			if n != nil {
+				s.delivered(n)
+			}
 			switch {
 			case o != nil && n != nil && uninitialized(o) && !uninitialized(n):
 				s.initDone(n, time.Now())
