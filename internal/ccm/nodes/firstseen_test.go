@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	cloudprovider "k8s.io/cloud-provider"
 	cloudapi "k8s.io/cloud-provider/api"
 
@@ -93,5 +94,51 @@ func TestUninitializedNodeMissWaitsForAListingAfterItWasSeen(t *testing.T) {
 	}
 	if got := notFoundAnswers(t) - before; got != 2 {
 		t.Fatalf("not-found answers counted %g, want 2 (the orphan's)", got)
+	}
+}
+
+// TestInitializationWaitsForTheInformerToHoldItsWrite: after its status
+// patch, initialization returns once the Node informer delivers the
+// patched resourceVersion (the upstream controller then updates from a
+// current copy), at once when the store already holds it.
+func TestInitializationWaitsForTheInformerToHoldItsWrite(t *testing.T) {
+	s := NewInstances(NewIndex(&fakeLister{}, "vpc-1"), "cn-hangzhou", nil)
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	s.nodes, s.versionWaits = store, map[string]*versionWait{}
+	node := func(rv string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: rv}}
+	}
+	if err := store.Add(node("1")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.awaitObserved(context.Background(), node("2"))
+		close(done)
+	}()
+	s.delivered(node("1"))
+	select {
+	case <-done:
+		t.Fatal("returned before the informer delivered the write")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := store.Update(node("2")); err != nil {
+		t.Fatal(err)
+	}
+	s.delivered(node("2"))
+	<-done
+	// Already held: no wait (a wait would last observeTimeout).
+	held := make(chan struct{})
+	go func() {
+		s.awaitObserved(context.Background(), node("2"))
+		close(held)
+	}()
+	select {
+	case <-held:
+	case <-time.After(observeTimeout / 2):
+		t.Fatal("waited for a write the store already held")
+	}
+	if len(s.versionWaits) != 0 {
+		t.Fatalf("waits left behind: %v", s.versionWaits)
 	}
 }
