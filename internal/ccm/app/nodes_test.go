@@ -349,7 +349,19 @@ func TestNodeEventsReportLookups(t *testing.T) {
 	in := addInstances(t, 1)[0]
 	good := register(t, "events", in, true)
 	waitInitialized(t, good, in)
-	orphan := register(t, "events-orphan", instance{ip: "192.168.1.250"}, true)
+	// Ready from its registration: the lifecycle controller deletes a
+	// NotReady Node without instance, which this one would be until kwok
+	// reports it.
+	orphan := nodeName("events-orphan")
+	registered, err := localcluster.RegisterKubeletNode(context.Background(), kube(t), localcluster.KubeletNode{
+		Name: orphan, InternalIP: "192.168.1.250", Kwok: true, Ready: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(registered.Status.Conditions) == 0 {
+		t.Fatal("the orphan was registered without its Ready condition")
+	}
 	cs := kube(t)
 	for _, want := range []struct{ node, reason, typ, text string }{
 		{good, nodes.ReasonInitialized, corev1.EventTypeNormal, in.id},
