@@ -136,8 +136,8 @@ func contains(list []string, s string) bool {
 // is answered only from a listing that began late enough to prove it: less
 // than MinRefreshInterval before the lookup. Under a Since or Fresh
 // context, a miss, and a hit by IP, are answered only from a listing begun
-// no earlier than the time it names. Otherwise the lookup waits for such a listing, and every
-// lookup waiting meanwhile is answered by that same one.
+// no earlier than the time it names. Otherwise the lookup waits for such a
+// listing, and every lookup waiting meanwhile is answered by that same one.
 type Index struct {
 	lister Lister
 	vpcID  string
@@ -257,8 +257,9 @@ func (x *Index) lookup(ctx context.Context, reused bool, find func(instanceMaps)
 	return &cp, nil
 }
 
-// Warm runs a listing now, or joins the one in flight, so that the first
-// lookups are answered from it; it returns that listing's error.
+// Warm returns once a listing begun now or later has ended, starting one
+// when none runs, so that the first lookups are answered from it; it
+// returns that listing's error.
 func (x *Index) Warm(ctx context.Context) error {
 	return x.instances.await(ctx, x.now())
 }

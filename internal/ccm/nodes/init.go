@@ -158,9 +158,9 @@ func markNetworkUnavailable(ctx context.Context, kube kubernetes.Interface, n *v
 // observeTimeout bounds the wait for the Node informer to deliver a write.
 const observeTimeout = 2 * time.Second
 
-// awaitObserved returns once the Node informer holds n's resourceVersion
-// (or a later write replaced it), after observeTimeout, or when ctx ends;
-// at once when no informer is watched.
+// awaitObserved returns once the Node informer holds n's resourceVersion,
+// after observeTimeout (the informer skipped or has not reached it), or
+// when ctx ends; at once when no informer is watched.
 func (s *Instances) awaitObserved(ctx context.Context, n *v1.Node) {
 	s.mu.Lock()
 	store := s.nodes
