@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"sync"
@@ -141,11 +142,47 @@ type Clients struct {
 type Client struct {
 	opts     Options
 	throttle *Throttle
+	// transport carries every SDK client's requests; the SDK never sees
+	// an *http.Transport, so it leaves it alone (see sdkTransport).
+	transport http.RoundTripper
 
-	mu      sync.Mutex
-	creds   Credentials
-	clients *Clients
+	mu    sync.Mutex
+	creds Credentials
+	// idle are SDK clients signed with creds that no call is using. An SDK
+	// client writes its http.Client's timeout on every call, so a client
+	// serves one call at a time; concurrent calls use one set each.
+	idle []*Clients
+	// generation changes with creds, so sets signed with older
+	// credentials are dropped when their call ends.
+	generation uint64
 }
+
+// maxIdleClients bounds the SDK client sets kept between calls.
+const maxIdleClients = 64
+
+// sdkTransport hides the transport from the SDK. On every call, the SDK
+// writes the dial function, TLS settings and proxy of its http.Client's
+// transport when that is an *http.Transport, which races with the calls in
+// flight on it; it leaves any other RoundTripper as it is. The settings it
+// would write are set once, in New.
+type sdkTransport struct{ http.RoundTripper }
+
+// newTransport is the transport every SDK client shares: the proxy from
+// the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, as the SDK reads
+// them), a 5-second connect timeout, certificates verified and HTTP/1.1
+// (as the SDK's own transport), and idle connections kept for concurrent
+// calls.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = http.ProxyFromEnvironment
+	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.ForceAttemptHTTP2 = false
+	t.MaxIdleConnsPerHost = maxIdleClients
+	return t
+}
+
+// connectTimeout bounds the TCP connection of one attempt.
+const connectTimeout = 5 * time.Second
 
 // New returns a Client; credentials are fetched on the first call.
 func New(opts Options) (*Client, error) {
@@ -179,7 +216,11 @@ func New(opts Options) (*Client, error) {
 	if opts.Endpoints.Scheme == "" {
 		opts.Endpoints.Scheme = "HTTPS"
 	}
-	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.ProductQPS, opts.Burst)}, nil
+	var rt http.RoundTripper = newTransport()
+	if opts.Transport != nil {
+		rt = opts.Transport
+	}
+	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.ProductQPS, opts.Burst), transport: sdkTransport{rt}}, nil
 }
 
 // Throttle returns the client's adaptive rate limiter (for its rates).
@@ -188,18 +229,42 @@ func (c *Client) Throttle() *Throttle { return c.throttle }
 // Region returns the region the client calls.
 func (c *Client) Region() string { return c.opts.Region }
 
-// sdkClients returns clients signed with the current credentials,
-// rebuilding them when the provider has rotated the credentials.
-func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
+// acquire returns SDK clients signed with the current credentials for one
+// call's use alone, and the function that gives them back when the call
+// has ended; credentials that have rotated retire the older sets.
+func (c *Client) acquire(ctx context.Context) (*Clients, func(), error) {
 	creds, err := c.opts.Credentials.Credentials(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.clients != nil && creds.AccessKeyID == c.creds.AccessKeyID && creds.SecurityToken == c.creds.SecurityToken && creds.Secret() == c.creds.Secret() {
-		return c.clients, nil
+	if creds.AccessKeyID != c.creds.AccessKeyID || creds.SecurityToken != c.creds.SecurityToken || creds.Secret() != c.creds.Secret() {
+		c.creds, c.idle = creds, nil
+		c.generation++
 	}
+	generation := c.generation
+	var out *Clients
+	if n := len(c.idle); n > 0 {
+		out, c.idle = c.idle[n-1], c.idle[:n-1]
+	}
+	c.mu.Unlock()
+	if out == nil {
+		if out, err = c.newClients(creds); err != nil {
+			return nil, nil, err
+		}
+	}
+	release := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.generation == generation && len(c.idle) < maxIdleClients {
+			c.idle = append(c.idle, out)
+		}
+	}
+	return out, release, nil
+}
+
+// newClients builds one set of SDK clients signed with creds.
+func (c *Client) newClients(creds Credentials) (*Clients, error) {
 	var cred auth.Credential
 	if creds.SecurityToken != "" {
 		cred = credentials.NewStsTokenCredential(creds.AccessKeyID, creds.Secret(), creds.SecurityToken)
@@ -211,12 +276,11 @@ func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
 		conf.Scheme = c.opts.Endpoints.Scheme
 		conf.Timeout = c.opts.Timeout
 		conf.AutoRetry = false
-		if c.opts.Transport != nil {
-			conf.Transport = c.opts.Transport
-		}
+		conf.Transport = c.transport
 		return conf
 	}
 	out := &Clients{}
+	var err error
 	if out.ECS, err = ecs.NewClientWithOptions(c.opts.Region, cfg(), cred); err != nil {
 		return nil, fmt.Errorf("ecs client: %w", err)
 	}
@@ -240,12 +304,11 @@ func (c *Client) sdkClients(ctx context.Context) (*Clients, error) {
 			d.client.Network = sdkNetworkVPC
 		}
 		d.client.SetReadTimeout(c.opts.Timeout)
-		d.client.SetConnectTimeout(5 * time.Second)
+		d.client.SetConnectTimeout(connectTimeout)
 		if c.opts.UserAgent != "" {
 			d.client.AppendUserAgent("alicloud-ccm", c.opts.UserAgent)
 		}
 	}
-	c.creds, c.clients = creds, out
 	return out, nil
 }
 
@@ -278,11 +341,11 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		if err := c.throttle.Wait(ctx, product, action); err != nil {
 			return zero, fmt.Errorf("%s %s: waiting for the rate limiter: %w", product, action, err)
 		}
-		clients, err := c.sdkClients(ctx)
+		clients, release, err := c.acquire(ctx)
 		if err != nil {
 			return zero, fmt.Errorf("%s %s: credentials: %w", product, action, err)
 		}
-		r := runAttempt(ctx, product, action, clients, fn)
+		r := runAttempt(ctx, product, action, clients, release, fn)
 		if r.abandoned {
 			observe(product, action, codeAbandoned, r.elapsed)
 			return zero, &Error{Product: product, Action: action, Class: ClassUnavailable, OutcomeUnknown: true,
@@ -372,9 +435,11 @@ type attempt[T any] struct {
 
 // runAttempt calls fn in a goroutine and waits for it or for ctx. The SDK
 // takes no context, so an abandoned attempt runs on until the SDK client's
-// timeout (Options.Timeout) ends it; it then logs what became of it. A
-// panic in fn is raised again in the caller's goroutine.
-func runAttempt[T any](ctx context.Context, product Product, action string, clients *Clients, fn func(*Clients) (T, error)) attempt[T] {
+// timeout (Options.Timeout) ends it; it then logs what became of it. The
+// clients are released when fn returns, not before, as an abandoned
+// attempt still uses them. A panic in fn is raised again in the caller's
+// goroutine.
+func runAttempt[T any](ctx context.Context, product Product, action string, clients *Clients, release func(), fn func(*Clients) (T, error)) attempt[T] {
 	type result struct {
 		resp     T
 		err      error
@@ -396,6 +461,7 @@ func runAttempt[T any](ctx context.Context, product Product, action string, clie
 			}()
 			r.resp, r.err = fn(clients)
 		}()
+		release()
 		select {
 		case results <- r:
 		case <-abandon:

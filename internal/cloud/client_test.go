@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,5 +179,55 @@ func TestCredentialsErrorNeverShowsTheSecret(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), wrong) {
 		t.Fatal("the error text contains the secret")
+	}
+}
+
+// TestConcurrentCallsUseTheirOwnSDKClients: the SDK writes its client's
+// HTTP timeout on every call, so calls in flight together must each hold
+// SDK clients no other call uses; once they end, their clients serve the
+// next calls instead of new ones being built.
+func TestConcurrentCallsUseTheirOwnSDKClients(t *testing.T) {
+	env := emulatortest.Start(t)
+	c := newClient(t, env, cloud.Options{})
+	const n = 8
+	var (
+		mu      sync.Mutex
+		entered sync.WaitGroup
+		seen    = map[*cloud.Clients]int{}
+	)
+	entered.Add(n)
+	call := func(hold bool) error {
+		_, err := cloud.Do(context.Background(), c, cloud.ECS, "DescribeInstances", func(cl *cloud.Clients) (*ecs.DescribeInstancesResponse, error) {
+			mu.Lock()
+			seen[cl]++
+			mu.Unlock()
+			if hold {
+				// Every call is in flight before any makes its request.
+				entered.Done()
+				entered.Wait()
+			}
+			return cl.ECS.DescribeInstances(ecs.CreateDescribeInstancesRequest())
+		})
+		return err
+	}
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() { errs <- call(true) }()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d calls in flight together used %d sets of SDK clients, want one each", n, len(seen))
+	}
+	for i := 0; i < n; i++ {
+		if err := call(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("sequential calls after them built %d new sets, want them to reuse the idle ones", len(seen)-n)
 	}
 }

@@ -21,6 +21,11 @@ type KubeletNode struct {
 	Labels map[string]string
 	// Kwok makes kwok keep the Node Ready (the annotation kwok.x-k8s.io/node=fake).
 	Kwok bool
+	// Ready registers the Node Ready, as a kubelet whose node is ready at
+	// once; otherwise it has no Ready condition until kwok reports one, and
+	// the lifecycle controller meanwhile treats it as NotReady (it deletes
+	// a NotReady Node whose instance does not exist).
+	Ready bool
 }
 
 // RegisterKubeletNode creates the Node with the uninitialized taint, no
@@ -42,6 +47,14 @@ func RegisterKubeletNode(ctx context.Context, cs kubernetes.Interface, k Kubelet
 	}
 	if k.Kwok {
 		n.Annotations[KwokNodeAnnotation] = KwokNodeValue
+	}
+	if k.Ready {
+		// Kept on create, as a kubelet's registration keeps its status.
+		now := metav1.Now()
+		n.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
 	}
 	created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {

@@ -2,12 +2,19 @@ package localcluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // RunTests is a TestMain body: it starts one cluster for the whole test
@@ -50,4 +57,68 @@ func RunTests(m *testing.M, opts Options, set func(*Cluster)) int {
 	}
 	c.Stop()
 	return code
+}
+
+// RunProcessTests is RunTests for a test binary whose integration tests,
+// in package <name>_test, drive the CCM as a process of its own, and whose
+// white-box tests (its _test.go files in the package itself) need no
+// cluster. Under -short (make test's race pass: the race detector does not
+// see into that process) it starts no cluster, calls no set, and runs the
+// white-box tests only, unless -run chooses.
+func RunProcessTests(m *testing.M, opts Options, set func(*Cluster)) int {
+	flag.Parse()
+	if !testing.Short() {
+		return RunTests(m, opts, set)
+	}
+	if run := flag.Lookup("test.run"); run != nil && run.Value.String() == "" {
+		names, err := whiteBoxTests(".")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "localcluster: -short: %v\n", err)
+			return 1
+		}
+		if len(names) == 0 {
+			fmt.Fprintln(os.Stderr, "localcluster: -short: no white-box tests; the integration tests need a cluster")
+			return 0
+		}
+		if err := run.Value.Set("^(" + strings.Join(names, "|") + ")$"); err != nil {
+			fmt.Fprintf(os.Stderr, "localcluster: -short: %v\n", err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// whiteBoxTests returns the Test functions of the _test.go files in dir
+// that belong to the package itself, not to its external _test package.
+func whiteBoxTests(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, path := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", path, err)
+		}
+		if strings.HasSuffix(f.Name.Name, "_test") {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && isTestName(fn.Name.Name) {
+				names = append(names, fn.Name.Name)
+			}
+		}
+	}
+	return names, nil
+}
+
+// isTestName reports whether go test runs a function so named as a test:
+// Test, then nothing or a character that is not a lower-case letter.
+func isTestName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "Test")
+	if !ok || name == "TestMain" {
+		return false
+	}
+	return rest == "" || !unicode.IsLower([]rune(rest)[0])
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,9 @@ const (
 	clusterCIDR     = "10.244.0.0/16"
 	// labelResync is the suite CCM's --node-status-update-frequency.
 	labelResync = 3 * time.Second
+	// kubeAPIQPS and kubeAPIBurst are the suite CCM's --kube-api-qps and
+	// --kube-api-burst.
+	kubeAPIQPS, kubeAPIBurst = 100, 300
 )
 
 // One control plane, one emulated cloud and one CCM serve every test of
@@ -84,9 +88,13 @@ func setup() error {
 		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n  featureGates: IPv6DualStack=true\n",
 		// Routes on: initialization marks Nodes NetworkUnavailable until
 		// the route controller has created their route. Labels and
-		// addresses resync every 3s.
+		// addresses resync every 3s. The kube client's rate is raised from
+		// the default 20/s (burst 30): the node controller writes 2-3
+		// times per Node it initializes, which at 20/s alone holds a burst
+		// of 100 joining Nodes to ~8 s (TestNodesJoiningWithTheirInstances).
 		Args: []string{"--leader-elect=false", "--cluster-cidr=" + clusterCIDR, "--configure-cloud-routes=true",
-			"--node-status-update-frequency=" + labelResync.String(), "--v=4"},
+			"--node-status-update-frequency=" + labelResync.String(), "--v=4",
+			"--kube-api-qps=" + strconv.Itoa(kubeAPIQPS), "--kube-api-burst=" + strconv.Itoa(kubeAPIBurst)},
 		LogPath: filepath.Join(logDir, "cloud-controller-manager.log"),
 	})
 	return err

@@ -85,13 +85,20 @@ func waitInitialized(t *testing.T, name string, in instance) time.Duration {
 
 // TestNodesInitializedFromTheirInstances registers three Nodes as kubelets
 // with --cloud-provider=external do (no providerID: looked up by InternalIP)
-// and expects them initialized within 10 seconds at a cost of one
-// instance listing, not one call per Node.
+// and expects them initialized within 10 seconds (they take well under
+// one) at a cost of one instance listing, not one call per Node. On a
+// failure it prints the CCM's log lines about them.
 func TestNodesInitializedFromTheirInstances(t *testing.T) {
 	insts := addInstances(t, 3)
 	before := cloud.Calls("ecs", "DescribeInstances")
+	offset := logSize(t)
 	start := time.Now()
 	var names []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("CCM log about %v:\n%s", names, explain(logFrom(t, offset), names, 60))
+		}
+	}()
 	for _, in := range insts {
 		names = append(names, register(t, "init", in, true))
 	}
@@ -342,7 +349,19 @@ func TestNodeEventsReportLookups(t *testing.T) {
 	in := addInstances(t, 1)[0]
 	good := register(t, "events", in, true)
 	waitInitialized(t, good, in)
-	orphan := register(t, "events-orphan", instance{ip: "192.168.1.250"}, true)
+	// Ready from its registration: the lifecycle controller deletes a
+	// NotReady Node without instance, which this one would be until kwok
+	// reports it.
+	orphan := nodeName("events-orphan")
+	registered, err := localcluster.RegisterKubeletNode(context.Background(), kube(t), localcluster.KubeletNode{
+		Name: orphan, InternalIP: "192.168.1.250", Kwok: true, Ready: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(registered.Status.Conditions) == 0 {
+		t.Fatal("the orphan was registered without its Ready condition")
+	}
 	cs := kube(t)
 	for _, want := range []struct{ node, reason, typ, text string }{
 		{good, nodes.ReasonInitialized, corev1.EventTypeNormal, in.id},

@@ -8,12 +8,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
-	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
@@ -132,174 +130,136 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Index is a cache of a VPC's instances by id and private IP. A lookup
-// that misses, or finds the cache older than MaxAge, refreshes it with one
-// paged listing shared by every concurrent caller.
+// Index is a cache of a VPC's instances by id and private IP, filled by
+// paged listings of the VPC that concurrent lookups share. A lookup that
+// finds its instance is answered from a listing younger than MaxAge. A miss
+// is answered only from a listing that began late enough to prove it: less
+// than MinRefreshInterval before the lookup. Under a Since or Fresh
+// context, a miss, and a hit by IP, are answered only from a listing begun
+// no earlier than the time it names. Otherwise the lookup waits for such a
+// listing, and every lookup waiting meanwhile is answered by that same one.
 type Index struct {
 	lister Lister
 	vpcID  string
-	// MaxAge is how long a listing answers lookups.
+	// MaxAge is how long a listing answers the lookups it can answer.
 	MaxAge time.Duration
 	// MinRefreshInterval stops a stream of misses for unknown ids from
 	// relisting more often than this.
 	MinRefreshInterval time.Duration
-	now                func() time.Time
+	// ListingGap is the least time between the starts of two listings, so
+	// that misses arriving one after another (Nodes joining in a burst)
+	// share a listing rather than each start one as the last ends.
+	ListingGap time.Duration
+	// ListingTimeout bounds one listing, whoever waits for it.
+	ListingTimeout time.Duration
+	now            func() time.Time
 
-	mu        sync.Mutex
-	byID      map[string]*Instance
-	byIP      map[string]*Instance
-	listedAt  time.Time
-	inflight  chan struct{}
-	lastError error
+	instances *sharedListing[instanceMaps]
+}
+
+// instanceMaps are one listing's instances by id and by private IP.
+type instanceMaps struct {
+	byID, byIP map[string]*Instance
 }
 
 // NewIndex returns an empty index over the instances of vpcID.
 func NewIndex(l Lister, vpcID string) *Index {
-	return &Index{lister: l, vpcID: vpcID, MaxAge: 15 * time.Second, MinRefreshInterval: 2 * time.Second, now: time.Now}
+	x := &Index{
+		lister: l, vpcID: vpcID, MaxAge: 15 * time.Second, MinRefreshInterval: 2 * time.Second,
+		ListingGap: 500 * time.Millisecond, ListingTimeout: 2 * time.Minute, now: time.Now,
+	}
+	x.instances = newSharedListing(x, "instances of VPC "+vpcID, x.list)
+	return x
+}
+
+// list lists the VPC's instances into maps.
+func (x *Index) list(ctx context.Context) (instanceMaps, error) {
+	list, err := x.lister.ListVPCInstances(ctx, x.vpcID)
+	if err != nil {
+		return instanceMaps{}, err
+	}
+	m := instanceMaps{byID: make(map[string]*Instance, len(list)), byIP: make(map[string]*Instance, len(list))}
+	for i := range list {
+		in := &list[i]
+		m.byID[in.ID] = in
+		for _, ip := range in.PrivateIPs {
+			m.byIP[strings.TrimSpace(ip)] = in
+		}
+		// A dual-stack kubelet may give its IPv6 address first.
+		for _, ip := range in.IPv6s {
+			m.byIP[ip] = in
+		}
+	}
+	return m, nil
 }
 
 // ByID returns the instance with id; nil when it does not exist.
 func (x *Index) ByID(ctx context.Context, id string) (*Instance, error) {
-	return x.lookup(ctx, func() *Instance { return x.byID[id] })
+	return x.lookup(ctx, false, func(m instanceMaps) *Instance { return m.byID[id] })
 }
 
 // ByPrivateIP returns the instance holding ip; nil when none does.
 func (x *Index) ByPrivateIP(ctx context.Context, ip string) (*Instance, error) {
 	ip = canonicalIP(ip)
-	return x.lookup(ctx, func() *Instance { return x.byIP[ip] })
+	return x.lookup(ctx, true, func(m instanceMaps) *Instance { return m.byIP[ip] })
 }
 
-// freshKey marks a context whose lookups must be answered by a listing
+// freshKey marks a context whose lookups are answered only from a listing
 // begun no earlier than the time it holds.
 type freshKey struct{}
 
-// Fresh returns a context under which ByID and ByPrivateIP answer only from
-// a listing begun now or later: for decisions a stale miss must not make.
+// Fresh is Since(ctx, now): for decisions a stale miss must not make.
 func (x *Index) Fresh(ctx context.Context) context.Context {
 	return x.Since(ctx, x.now())
 }
 
-// Since returns a context under which ByID and ByPrivateIP answer only from
-// a listing begun at or after t.
+// Since returns a context under which ByID and ByPrivateIP answer a miss,
+// and ByPrivateIP a hit, only from a listing begun at or after t, waiting
+// for one when needed: a miss in an older listing proves nothing about an
+// instance created since, and a hit by IP in one may be an instance gone
+// since whose address the caller's instance took (ids are never reused).
 func (x *Index) Since(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, freshKey{}, t)
 }
 
-func (x *Index) lookup(ctx context.Context, find func() *Instance) (*Instance, error) {
+// bounds returns the oldest listings that may answer a lookup made now
+// under ctx: with a hit, and with a miss. reused says the key looked up
+// (an address) may have named something else in an older listing.
+func (x *Index) bounds(ctx context.Context, reused bool) (hitSince, missSince time.Time) {
+	now := x.now()
+	hitSince, missSince = now.Add(-x.MaxAge), now.Add(-x.MinRefreshInterval)
 	if since, ok := ctx.Value(freshKey{}).(time.Time); ok {
-		return x.lookupSince(ctx, since, find)
-	}
-	for attempt := 0; ; attempt++ {
-		x.mu.Lock()
-		age := x.now().Sub(x.listedAt)
-		if !x.listedAt.IsZero() && age < x.MaxAge {
-			if in := find(); in != nil {
-				cp := *in
-				x.mu.Unlock()
-				return &cp, nil
-			}
-			// A miss on a listing younger than MinRefreshInterval is an
-			// authoritative "does not exist".
-			if age < x.MinRefreshInterval || attempt > 0 {
-				x.mu.Unlock()
-				return nil, nil
-			}
-		} else if attempt > 0 {
-			err := x.lastError
-			x.mu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("instance listing of VPC %s did not complete", x.vpcID)
-		}
-		if err := x.listOrWait(ctx); err != nil {
-			return nil, err
+		missSince = latest(missSince, since)
+		if reused {
+			hitSince = latest(hitSince, since)
 		}
 	}
+	return hitSince, missSince
 }
 
-// Warm runs a listing now, or joins the one in flight, so that the first
-// lookups are answered from it; it returns that listing's error.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (x *Index) lookup(ctx context.Context, reused bool, find func(instanceMaps) *Instance) (*Instance, error) {
+	hitSince, missSince := x.bounds(ctx, reused)
+	in, found, err := lookupIn(ctx, x.instances, hitSince, missSince, func(m instanceMaps) (*Instance, bool) {
+		in := find(m)
+		return in, in != nil
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	cp := *in
+	return &cp, nil
+}
+
+// Warm returns once a listing begun now or later has ended, starting one
+// when none runs, so that the first lookups are answered from it; it
+// returns that listing's error.
 func (x *Index) Warm(ctx context.Context) error {
-	x.mu.Lock()
-	if err := x.listOrWait(ctx); err != nil {
-		return err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.lastError
-}
-
-// listOrWait, called with x.mu held, releases it and either runs a listing
-// or waits for the one in flight, so concurrent lookups share one listing.
-func (x *Index) listOrWait(ctx context.Context) error {
-	wait := x.inflight
-	if wait == nil {
-		wait = make(chan struct{})
-		x.inflight = wait
-		x.mu.Unlock()
-		x.refresh(ctx, wait)
-		return nil
-	}
-	x.mu.Unlock()
-	select {
-	case <-wait:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// lookupSince answers from a listing begun at or after since, starting one
-// (after any in-flight one, which may have begun earlier) when needed.
-func (x *Index) lookupSince(ctx context.Context, since time.Time, find func() *Instance) (*Instance, error) {
-	for attempt := 0; ; attempt++ {
-		x.mu.Lock()
-		if !x.listedAt.IsZero() && !x.listedAt.Before(since) {
-			in := find()
-			x.mu.Unlock()
-			if in == nil {
-				return nil, nil
-			}
-			cp := *in
-			return &cp, nil
-		}
-		if attempt > 1 && x.lastError != nil {
-			err := x.lastError
-			x.mu.Unlock()
-			return nil, err
-		}
-		if err := x.listOrWait(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
-func (x *Index) refresh(ctx context.Context, done chan struct{}) {
-	start := x.now()
-	list, err := x.lister.ListVPCInstances(ctx, x.vpcID)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	defer close(done)
-	x.inflight = nil
-	x.lastError = err
-	if err != nil {
-		klog.ErrorS(err, "Listing VPC instances failed", "vpc", x.vpcID)
-		return
-	}
-	x.byID = make(map[string]*Instance, len(list))
-	x.byIP = make(map[string]*Instance, len(list))
-	for i := range list {
-		in := &list[i]
-		x.byID[in.ID] = in
-		for _, ip := range in.PrivateIPs {
-			x.byIP[strings.TrimSpace(ip)] = in
-		}
-		// A dual-stack kubelet may give its IPv6 address first.
-		for _, ip := range in.IPv6s {
-			x.byIP[ip] = in
-		}
-	}
-	x.listedAt = start
-	klog.V(4).InfoS("Listed VPC instances", "vpc", x.vpcID, "count", len(list), "took", x.now().Sub(start))
+	return x.instances.await(ctx, x.now())
 }

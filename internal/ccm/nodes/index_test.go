@@ -155,3 +155,185 @@ type failingLister struct{}
 func (failingLister) ListVPCInstances(context.Context, string) ([]Instance, error) {
 	return nil, fmt.Errorf("throttled")
 }
+
+// gatedLister answers with the instances it held when a listing began,
+// once released (one listing per value sent on release), and records when each listing began and whether its context was done at
+// its end.
+type gatedLister struct {
+	release chan struct{}
+	mu      sync.Mutex
+	list    []Instance
+	starts  []time.Time
+	ctxErrs []error
+}
+
+func newGatedLister(list ...Instance) *gatedLister {
+	return &gatedLister{release: make(chan struct{}), list: list}
+}
+
+func (g *gatedLister) ListVPCInstances(ctx context.Context, vpc string) ([]Instance, error) {
+	g.mu.Lock()
+	g.starts = append(g.starts, time.Now())
+	list := append([]Instance(nil), g.list...)
+	g.mu.Unlock()
+	<-g.release
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ctxErrs = append(g.ctxErrs, ctx.Err())
+	return list, nil
+}
+
+func (g *gatedLister) add(in Instance) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.list = append(g.list, in)
+}
+
+func (g *gatedLister) listings() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.starts)
+}
+
+// waitListings waits (bounded) until n listings have begun.
+func (g *gatedLister) waitListings(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.listings() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listings began, want %d", g.listings(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestSinceMissesShareOneListingBegunAfterThem: lookups whose instances
+// were created while a listing was in flight do not take that listing's
+// miss as final; they all wait for it to end and share the next one,
+// which finds them.
+func TestSinceMissesShareOneListingBegunAfterThem(t *testing.T) {
+	g := newGatedLister(Instance{ID: "i-old"})
+	x := NewIndex(g, "vpc-1")
+	x.ListingGap = 0
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		_, err := x.ByID(ctx, "i-old")
+		first <- err
+	}()
+	g.waitListings(t, 1)
+	// Created and seen after the first listing began.
+	seen := time.Now()
+	const n = 50
+	for i := 0; i < n; i++ {
+		g.add(Instance{ID: fmt.Sprintf("i-new-%d", i)})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			in, err := x.ByID(x.Since(ctx, seen), fmt.Sprintf("i-new-%d", i))
+			if err == nil && in == nil {
+				err = fmt.Errorf("i-new-%d not found", i)
+			}
+			errs <- err
+		}(i)
+	}
+	g.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	g.waitListings(t, 2)
+	g.release <- struct{}{}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := g.listings(); got != 2 {
+		t.Fatalf("%d listings, want 2 (the one in flight, then one shared by the %d lookups)", got, n)
+	}
+	// A real miss, proved by a listing begun after it, is answered at once.
+	if in, err := x.ByID(x.Since(ctx, seen), "i-none"); err != nil || in != nil {
+		t.Fatalf("i-none: %v %v", in, err)
+	}
+	if got := g.listings(); got != 2 {
+		t.Fatalf("a proved miss made a listing (%d)", got)
+	}
+}
+
+// TestListingOutlivesTheCallerThatStartedIt: the caller whose lookup
+// started a listing gives up; the listing goes on (its context is not
+// done) and answers the other waiter.
+func TestListingOutlivesTheCallerThatStartedIt(t *testing.T) {
+	g := newGatedLister(Instance{ID: "i-a"})
+	x := NewIndex(g, "vpc-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := x.ByID(ctx, "i-a")
+		first <- err
+	}()
+	g.waitListings(t, 1)
+	second := make(chan error, 1)
+	go func() {
+		in, err := x.ByID(context.Background(), "i-a")
+		if err == nil && in == nil {
+			err = fmt.Errorf("i-a not found")
+		}
+		second <- err
+	}()
+	cancel()
+	if err := <-first; err == nil {
+		t.Fatal("the cancelled caller got no error")
+	}
+	g.release <- struct{}{}
+	if err := <-second; err != nil {
+		t.Fatalf("the other waiter: %v", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.starts) != 1 || g.ctxErrs[0] != nil {
+		t.Fatalf("listings %d, context at the end %v; want 1 listing, not cancelled", len(g.starts), g.ctxErrs)
+	}
+}
+
+// TestListingsAreSpacedByTheGap: misses arriving one after another wait
+// for the gap after the previous listing began, so they share listings.
+func TestListingsAreSpacedByTheGap(t *testing.T) {
+	f := &fakeLister{}
+	var mu sync.Mutex
+	var starts []time.Time
+	x := NewIndex(listerFunc(func(ctx context.Context, vpc string) ([]Instance, error) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		return f.ListVPCInstances(ctx, vpc)
+	}), "vpc-1")
+	x.ListingGap = 200 * time.Millisecond
+	for i := 0; i < 3; i++ {
+		if _, err := x.ByID(x.Fresh(context.Background()), "i-none"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) != 3 {
+		t.Fatalf("%d listings, want 3", len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < x.ListingGap {
+			t.Errorf("listing %d began %v after the previous one, want at least %v", i, d, x.ListingGap)
+		}
+	}
+}
+
+type listerFunc func(ctx context.Context, vpc string) ([]Instance, error)
+
+func (f listerFunc) ListVPCInstances(ctx context.Context, vpc string) ([]Instance, error) {
+	return f(ctx, vpc)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -60,9 +59,14 @@ func (s *Instances) prepare(ctx context.Context, n *v1.Node, in *Instance) error
 		}
 	}
 	if o.MarkNetworkUnavailable && o.Kube != nil && networkCondition(n) == nil {
-		if err := markNetworkUnavailable(ctx, o.Kube, n); err != nil {
+		patched, err := markNetworkUnavailable(ctx, o.Kube, n)
+		if err != nil {
 			return err
 		}
+		// The upstream controller next updates the Node as its informer
+		// holds it: before that holds the patch, the update conflicts and
+		// is retried after a backoff (half the Nodes of a burst did).
+		s.awaitObserved(ctx, patched)
 	}
 	return nil
 }
@@ -88,41 +92,39 @@ func (s *Instances) disableSourceDestCheck(ctx context.Context, enis ENIs, n *v1
 	return nil
 }
 
-// eniListing is the last listing of the VPC's primary ENIs' checks.
-type eniListing struct {
-	mu sync.Mutex
-	at time.Time
-	on map[string]bool
-}
-
-// listedSourceDestCheck answers eni's check from a listing of the VPC's
-// primary ENIs no older than the instance index's MaxAge, listing again
-// when the last one is older than its MinRefreshInterval; false when the
-// ENI is not in a usable listing (a read of the one ENI decides then).
-// Nodes joining together are thereby served by one listing, and a Node
-// whose ENI is newer than the listing costs one read, not a relist each.
+// listedSourceDestCheck answers eni's check from the shared listing of the
+// VPC's primary ENIs under the rules of the instance index's lookups (ctx
+// carries the Node's Since): Nodes joining together are served by one
+// listing, and an ENI newer than the cached listing waits for the next one
+// rather than cost a read of its own. False when the ENI is not in a
+// listing that could hold it, or listing failed: a read of the one ENI
+// decides then.
 func (s *Instances) listedSourceDestCheck(ctx context.Context, enis ENIs, eni string) (on, ok bool) {
-	lister, can := enis.(ENILister)
-	if !can {
+	if _, can := enis.(ENILister); !can {
 		return false, false
 	}
-	l := &s.eniListing
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := s.index.now()
-	if age := now.Sub(l.at); l.on != nil && age < s.index.MaxAge {
-		if v, found := l.on[eni]; found || age < s.index.MinRefreshInterval {
-			return v, found
-		}
-	}
-	got, err := lister.PrimarySourceDestChecks(ctx, s.index.vpcID)
+	hitSince, missSince := s.index.bounds(ctx, false)
+	on, ok, err := lookupIn(ctx, s.eniChecks, hitSince, missSince, func(checks map[string]bool) (bool, bool) {
+		v, found := checks[eni]
+		return v, found
+	})
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Could not list the VPC's primary ENIs; reading the Node's alone", "err", err)
 		return false, false
 	}
-	l.at, l.on = now, got
-	v, found := got[eni]
-	return v, found
+	return on, ok
+}
+
+// listENIChecks lists the source/destination checks of the VPC's primary
+// ENIs, with the ENIs of the initialization steps.
+func (s *Instances) listENIChecks(ctx context.Context) (map[string]bool, error) {
+	s.mu.RLock()
+	lister, can := s.init.ENIs.(ENILister)
+	s.mu.RUnlock()
+	if !can {
+		return nil, fmt.Errorf("the initialization steps list no ENIs")
+	}
+	return lister.PrimarySourceDestChecks(ctx, s.index.vpcID)
 }
 
 // networkCondition returns a Node's NetworkUnavailable condition.
@@ -135,7 +137,7 @@ func networkCondition(n *v1.Node) *v1.NodeCondition {
 	return nil
 }
 
-func markNetworkUnavailable(ctx context.Context, kube kubernetes.Interface, n *v1.Node) error {
+func markNetworkUnavailable(ctx context.Context, kube kubernetes.Interface, n *v1.Node) (*v1.Node, error) {
 	now := metav1.Now()
 	cond := v1.NodeCondition{
 		Type: v1.NodeNetworkUnavailable, Status: v1.ConditionTrue, Reason: ReasonNoRouteCreated,
@@ -143,11 +145,71 @@ func markNetworkUnavailable(ctx context.Context, kube kubernetes.Interface, n *v
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.NodeCondition{cond}}})
 	if err != nil {
-		return fmt.Errorf("encode the NetworkUnavailable patch: %w", err)
+		return nil, fmt.Errorf("encode the NetworkUnavailable patch: %w", err)
 	}
-	if _, err := kube.CoreV1().Nodes().PatchStatus(ctx, n.Name, patch); err != nil {
-		return fmt.Errorf("set NetworkUnavailable=True on Node %s: %w", n.Name, err)
+	patched, err := kube.CoreV1().Nodes().PatchStatus(ctx, n.Name, patch)
+	if err != nil {
+		return nil, fmt.Errorf("set NetworkUnavailable=True on Node %s: %w", n.Name, err)
 	}
 	klog.V(2).InfoS("Set NetworkUnavailable until the Node's route exists", "node", klog.KObj(n), "reason", ReasonNoRouteCreated)
-	return nil
+	return patched, nil
+}
+
+// observeTimeout bounds the wait for the Node informer to deliver a write.
+const observeTimeout = 2 * time.Second
+
+// awaitObserved returns once the Node informer holds n's resourceVersion,
+// after observeTimeout (the informer skipped or has not reached it), or
+// when ctx ends; at once when no informer is watched.
+func (s *Instances) awaitObserved(ctx context.Context, n *v1.Node) {
+	s.mu.Lock()
+	store := s.nodes
+	if store == nil {
+		s.mu.Unlock()
+		return
+	}
+	// Registered before the store is read: the handler that would signal
+	// it runs after the store holds the write.
+	w := &versionWait{version: n.ResourceVersion, seen: make(chan struct{})}
+	s.versionWaits[n.Name] = w
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.versionWaits[n.Name] == w {
+			delete(s.versionWaits, n.Name)
+		}
+	}()
+	if obj, ok, err := store.GetByKey(n.Name); err == nil && ok {
+		if cur, isNode := obj.(*v1.Node); isNode && cur.ResourceVersion == n.ResourceVersion {
+			return
+		}
+	}
+	t := time.NewTimer(observeTimeout)
+	defer t.Stop()
+	select {
+	case <-w.seen:
+	case <-t.C:
+		klog.FromContext(ctx).V(2).Info("The Node informer did not deliver a write in time; the controller's update may conflict and be retried",
+			"node", klog.KObj(n), "resourceVersion", n.ResourceVersion, "waited", observeTimeout)
+	case <-ctx.Done():
+	}
+}
+
+// versionWait is a lookup waiting for the informer to deliver a Node's
+// resourceVersion.
+type versionWait struct {
+	version string
+	seen    chan struct{}
+}
+
+// delivered ends the wait for n's resourceVersion, if any; called by the
+// Node informer's handler for each Node it delivers.
+func (s *Instances) delivered(n *v1.Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.versionWaits[n.Name]; w != nil && w.version == n.ResourceVersion {
+		close(w.seen)
+		delete(s.versionWaits, n.Name)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	cloudapi "k8s.io/cloud-provider/api"
@@ -66,6 +68,14 @@ type Instances struct {
 	// initStarts are the first lookups of uninitialized Nodes, by name,
 	// for the initialization latency.
 	initStarts map[string]time.Time
+	// seen is when this process first saw each uninitialized Node, by UID
+	// (the Node informer's delivery, else the first lookup): its instance
+	// existed by then, so a listing begun later proves a miss.
+	seen map[types.UID]time.Time
+	// nodes is the Node informer's store (nil: none watched), and
+	// versionWaits the lookups waiting for it to hold a write, by Node.
+	nodes        cache.Store
+	versionWaits map[string]*versionWait
 
 	outsideMu sync.Mutex
 	// outside caches instances found by id outside the index (another
@@ -75,8 +85,9 @@ type Instances struct {
 	// checkedENIs are primary ENIs known to have their source/destination
 	// check off, so a retried initialization does not read them again.
 	checkedENIs sync.Map
-	// eniListing serves the checks of Nodes initialized together.
-	eniListing eniListing
+	// eniChecks is the listing of the VPC's primary ENIs' checks that
+	// serves Nodes initialized together.
+	eniChecks *sharedListing[map[string]bool]
 
 	// ipv6 is the IPv6DualStack feature gate: Nodes get their primary
 	// ENI's IPv6 addresses as InternalIPs.
@@ -94,7 +105,9 @@ var _ cloudprovider.InstancesV2 = (*Instances)(nil)
 // instances; byID (may be nil) finds, by providerID, instances the index
 // does not hold.
 func NewInstances(index *Index, region string, byID IDLookup) *Instances {
-	return &Instances{index: index, region: region, byID: byID, outside: map[string]outsideHit{}}
+	s := &Instances{index: index, region: region, byID: byID, outside: map[string]outsideHit{}}
+	s.eniChecks = newSharedListing(index, "primary ENIs of VPC "+index.vpcID, s.listENIChecks)
+	return s
 }
 
 // SetRecorder makes lookups report their outcome as events on the Node;
@@ -217,22 +230,23 @@ func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudpro
 	}
 	if uninitialized(n) {
 		s.initStarted(n.Name, time.Now())
+		// A kubelet registers its Node after its instance exists, so a
+		// listing begun before this process first saw the Node cannot
+		// prove the instance missing: such a miss waits for a newer
+		// listing. Taken as final, it made the upstream controller retry
+		// with a growing backoff and delayed initializations by seconds.
+		ctx = s.index.Since(ctx, s.firstSeen(n))
 	}
 	in, err := s.find(ctx, n)
-	if err == nil && in == nil && uninitialized(n) && !n.CreationTimestamp.IsZero() {
-		// A kubelet registers its Node after its instance exists, so a
-		// listing begun before the Node was created cannot prove the
-		// instance missing; without this, such a miss was taken as final
-		// and the upstream controller's growing backoff delayed the
-		// Node's initialization by seconds.
-		in, err = s.find(s.index.Since(ctx, n.CreationTimestamp.Time), n)
-	}
 	countLookup("metadata", in != nil, err)
 	if err != nil {
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "Looking up the ECS instance failed: %v", err)
 		return nil, fmt.Errorf("node %s: %w", n.Name, err)
 	}
 	if in == nil {
+		if uninitialized(n) {
+			uninitializedNotFound.Inc()
+		}
 		s.event(n, v1.EventTypeWarning, ReasonAddFailed, "No ECS instance in VPC %s matches providerID %q or InternalIP %q", s.index.vpcID, n.Spec.ProviderID, nodeIP(n))
 		return nil, fmt.Errorf("node %s: %w", n.Name, cloudprovider.InstanceNotFound)
 	}

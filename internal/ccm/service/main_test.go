@@ -55,7 +55,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	os.Exit(localcluster.RunProcessTests(m, localcluster.Options{
 		ControllerManager: true,
 		Scheduler:         true,
 		Kwok:              true,
