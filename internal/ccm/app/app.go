@@ -103,12 +103,14 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			if c.SecureServing != nil {
 				secure = c.SecureServing.Listener
 			}
-			wrapped, err := serveHealthProbes(secure, compat.healthAddr, stop)
+			wrapped, err := serveHealthProbes(secure, compat.healthAddr, cmd.Flags().Changed(HealthProbeBindAddrFlag), stop)
 			if err != nil {
 				klog.ErrorS(err, "Invalid health probe listener")
 				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 			}
-			c.SecureServing.Listener = wrapped
+			if c.SecureServing != nil {
+				c.SecureServing.Listener = wrapped
+			}
 		}
 		shared := c.ComponentConfig.KubeCloudShared
 		popts.RoutesEnabled = shared.ConfigureCloudRoutes && shared.ClusterCIDR != ""

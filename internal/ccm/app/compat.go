@@ -31,10 +31,6 @@ const (
 	useVPCEndpointsFlag = "use-vpc-endpoints"
 )
 
-// DefaultHealthProbeBindAddr is the existing CCM's default: the port its
-// manifests probe over plain HTTP, and our secure port too.
-const DefaultHealthProbeBindAddr = ":10258"
-
 // ignoredFlag is an existing CCM flag with no counterpart here.
 type ignoredFlag struct {
 	name, def, usage string
@@ -71,11 +67,11 @@ type compat struct {
 }
 
 func addCompatFlags(fs *pflag.FlagSet, metricsAddr *string) *compat {
-	c := &compat{network: provider.NetworkVPC, healthAddr: DefaultHealthProbeBindAddr, ignored: map[string]*string{}}
+	c := &compat{network: provider.NetworkVPC, ignored: map[string]*string{}}
 	fs.StringVar(&c.network, NetworkFlag, c.network,
 		"vpc: call the products' VPC-internal endpoints (<product>-vpc.<region>.aliyuncs.com), reachable without Internet egress; public: the public regional endpoints. The existing CCM's flag and default. ECS_ENDPOINT etc. and cloud-config endpoints still win.")
 	fs.StringVar(&c.healthAddr, HealthProbeBindAddrFlag, c.healthAddr,
-		"host:port to answer /healthz, /readyz and /livez over plain HTTP (the existing CCM's liveness probe); on the secure port's own port (the default, 10258 both) that port answers both HTTPS and plain HTTP. Empty or 0: off. The checks are the secure port's.")
+		"host:port to answer /healthz, /readyz and /livez over plain HTTP, with the secure port's checks (the existing CCM's liveness probe). Unset: the secure port itself (10258, the existing CCM's default probe port) answers plain HTTP too; another port: a listener of its own; empty or 0: off.")
 	fs.StringVar(metricsAddr, MetricsBindAddrFlag, *metricsAddr, "The existing CCM's name of --"+MetricsBindAddressFlag+" (its default was :8080; here off unless given).")
 	fs.BoolVar(&c.dryRun, DryRunFlag, false, "The existing CCM's dry run: only false is accepted, this CCM has no dry-run mode (it would write).")
 	for _, f := range ignoredFlags {

@@ -197,7 +197,8 @@ func TestHealthProbesPlainAndTLS(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			t.Cleanup(func() { close(stop) })
-			wrapped, err := serveHealthProbes(l, "127.0.0.1:"+strconv.Itoa(probePort), stop)
+			// Shared: the flag unset, as in the existing CCM's manifests.
+			wrapped, err := serveHealthProbes(l, "127.0.0.1:"+strconv.Itoa(probePort), !shared, stop)
 			if err != nil {
 				t.Fatal(err)
 			}

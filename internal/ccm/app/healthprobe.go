@@ -200,13 +200,20 @@ func healthProbePort(addr string) (int, error) {
 }
 
 // serveHealthProbes wraps the secure listener and serves the health
-// paths over plain HTTP: on the secure port itself when addr's port is
-// the secure port's, else on a listener of its own. It returns the
-// listener to give the secure server.
-func serveHealthProbes(secure net.Listener, addr string, stop <-chan struct{}) (net.Listener, error) {
-	port, err := healthProbePort(addr)
-	if err != nil || port == 0 {
-		return secure, err
+// paths over plain HTTP: on the secure port itself when addr is not given
+// (explicit false) or names the secure port's port, else on a listener of
+// its own. It returns the listener to give the secure server.
+//
+// Unset means the secure port, not 10258: that is the existing CCM's
+// default and ours, and a CCM moved to another secure port must not take
+// 10258 from another process behind its operator's back.
+func serveHealthProbes(secure net.Listener, addr string, explicit bool, stop <-chan struct{}) (net.Listener, error) {
+	port := 0
+	if explicit {
+		var err error
+		if port, err = healthProbePort(addr); err != nil || port == 0 {
+			return secure, err
+		}
 	}
 	if secure == nil {
 		return nil, fmt.Errorf("--%s %q needs the secure port, whose checks it serves: --secure-port is 0", HealthProbeBindAddrFlag, addr)
@@ -215,10 +222,11 @@ func serveHealthProbes(secure net.Listener, addr string, stop <-chan struct{}) (
 	if !ok {
 		return nil, fmt.Errorf("--%s: the secure listener is not TCP (%s)", HealthProbeBindAddrFlag, secure.Addr())
 	}
-	shared := tcp.Port == port
+	shared := !explicit || tcp.Port == port
 	dual := newDualListener(secure, shared)
 	var plain net.Listener = dual.plain
 	if !shared {
+		var err error
 		if plain, err = net.Listen("tcp", addr); err != nil {
 			_ = dual.Close()
 			return nil, fmt.Errorf("--%s %q: %w", HealthProbeBindAddrFlag, addr, err)
