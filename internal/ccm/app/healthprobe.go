@@ -41,6 +41,9 @@ const tlsRecordHandshake = 0x16
 // its first byte tells its protocol.
 const sniffTimeout = 10 * time.Second
 
+// keepAlivePeriod is the secure server's own TCP keep-alive period.
+const keepAlivePeriod = 3 * time.Minute
+
 // healthPaths are the paths served over plain HTTP.
 var healthPaths = []string{"/healthz", "/readyz", "/livez"}
 
@@ -81,6 +84,12 @@ func (l *dualListener) run() {
 // classify reads the first byte without consuming it and delivers the
 // connection to the TLS or the plain side.
 func (l *dualListener) classify(c net.Conn) {
+	// The secure server sets TCP keep-alives only on a *net.TCPConn, which
+	// the wrapped connection no longer is: set them here, at its period.
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetKeepAlive(true)
+		_ = tc.SetKeepAlivePeriod(keepAlivePeriod)
+	}
 	to := l.tls
 	if l.plain != nil {
 		_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))

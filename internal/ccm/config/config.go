@@ -166,9 +166,10 @@ type Global struct {
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
 	// RAMRoleName picks the instance RAM role (default: the only one listed).
 	RAMRoleName string `json:"ramRoleName,omitempty"`
-	// UseVPCEndpoints calls the products' VPC-internal endpoints
-	// (ecs-vpc.<region>.aliyuncs.com ...) instead of the public ones, as the
-	// existing CCM's --network=vpc does; an explicit endpoint still wins.
+	// UseVPCEndpoints asks for the products' VPC-internal endpoints
+	// (ecs-vpc.<region>.aliyuncs.com ...), as the existing CCM's
+	// --network=vpc does. That is the CCM's default now; the public ones
+	// take --network=public. An explicit endpoint still wins.
 	UseVPCEndpoints bool `json:"useVPCEndpoints,omitempty"`
 }
 
