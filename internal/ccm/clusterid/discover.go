@@ -209,11 +209,41 @@ func chunks(ids []string, n int) [][]string {
 	return out
 }
 
+// lbFacts is what the listings of one load balancer kind show.
+type lbFacts struct {
+	// kind is CLB or NLB.
+	kind string
+	// parse reads the kind's listener descriptions.
+	parse func(string) (naming.Parsed, bool)
+	// lbs are the load balancer ids read, in order, and tags their
+	// ack.aliyun.com tag ("" when untagged).
+	lbs  []string
+	tags map[string]string
+	// listeners are the listeners read: load balancer id and description.
+	listeners [][2]string
+}
+
+// weigh turns one kind's listings into findings.
+func (d *discovery) weigh(f *lbFacts) {
+	for _, id := range f.lbs {
+		d.found(f.tags[id], "tag %s of %s %s (Service %s)", naming.TagKeyCluster, f.kind, id, strings.Join(d.services[id], ","))
+	}
+	for _, l := range f.listeners {
+		// Only a description naming a Service bound to this load balancer
+		// counts: a borrowed LB may carry other clusters' listeners.
+		if p, ok := f.parse(l[1]); ok && d.boundTo(l[0], p.Namespace, p.Name) {
+			d.found(p.ClusterID, "description %q of a listener of %s %s", l[1], f.kind, l[0])
+		}
+	}
+	d.tried("%d %ss and their %d listeners", len(f.lbs), f.kind, len(f.listeners))
+}
+
 func (d *discovery) clb(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	lbs, listeners := 0, 0
+	f := &lbFacts{kind: "CLB", parse: naming.ParseCLB, tags: map[string]string{}}
+	defer d.weigh(f)
 	for _, part := range chunks(ids, lbsPerCall) {
 		d.res.Calls++
 		resp, err := cloud.Do(ctx, d.in.Cloud, cloud.SLB, "DescribeLoadBalancers", func(c *cloud.Clients) (*slb.DescribeLoadBalancersResponse, error) {
@@ -227,10 +257,10 @@ func (d *discovery) clb(ctx context.Context, ids []string) {
 			continue
 		}
 		for _, lb := range resp.LoadBalancers.LoadBalancer {
-			lbs++
+			f.lbs = append(f.lbs, lb.LoadBalancerId)
 			for _, t := range lb.Tags.Tag {
 				if t.TagKey == naming.TagKeyCluster {
-					d.found(t.TagValue, "tag %s of CLB %s (Service %s)", naming.TagKeyCluster, lb.LoadBalancerId, strings.Join(d.services[lb.LoadBalancerId], ","))
+					f.tags[lb.LoadBalancerId] = t.TagValue
 				}
 			}
 		}
@@ -246,22 +276,18 @@ func (d *discovery) clb(ctx context.Context, ids []string) {
 			continue
 		}
 		for _, l := range lresp.Listeners {
-			listeners++
-			// Only a description naming a Service bound to this load
-			// balancer counts: a borrowed LB may carry other clusters'.
-			if p, ok := naming.ParseCLB(l.Description); ok && d.boundTo(l.LoadBalancerId, p.Namespace, p.Name) {
-				d.found(p.ClusterID, "description %q of a listener of CLB %s", l.Description, l.LoadBalancerId)
-			}
+			f.listeners = append(f.listeners, [2]string{l.LoadBalancerId, l.Description})
 		}
 	}
-	d.tried("%d CLBs and their %d listeners", lbs, listeners)
 }
 
 func (d *discovery) nlb(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	// NLB listings take 20 ids; the bound of maxLBs makes it one call each.
+	f := &lbFacts{kind: "NLB", parse: naming.ParseNLB, tags: map[string]string{}}
+	defer d.weigh(f)
+	// NLB listings take 20 ids: with at most maxLBs, one call each.
 	d.res.Calls++
 	resp, err := cloud.Do(ctx, d.in.Cloud, cloud.NLB, "ListLoadBalancers", func(c *cloud.Clients) (*nlb.ListLoadBalancersResponse, error) {
 		req := nlb.CreateListLoadBalancersRequest()
@@ -269,15 +295,14 @@ func (d *discovery) nlb(ctx context.Context, ids []string) {
 		req.MaxResults = requests.NewInteger(100)
 		return c.NLB.ListLoadBalancers(req)
 	})
-	lbs, listeners := 0, 0
 	if err != nil {
 		d.tried("NLBs %s: %v", strings.Join(ids, ","), err)
 	} else {
 		for _, lb := range resp.LoadBalancers {
-			lbs++
+			f.lbs = append(f.lbs, lb.LoadBalancerId)
 			for _, t := range lb.Tags {
 				if t.Key == naming.TagKeyCluster {
-					d.found(t.Value, "tag %s of NLB %s (Service %s)", naming.TagKeyCluster, lb.LoadBalancerId, strings.Join(d.services[lb.LoadBalancerId], ","))
+					f.tags[lb.LoadBalancerId] = t.Value
 				}
 			}
 		}
@@ -291,15 +316,11 @@ func (d *discovery) nlb(ctx context.Context, ids []string) {
 	})
 	if err != nil {
 		d.tried("listeners of NLBs %s: %v", strings.Join(ids, ","), err)
-	} else {
-		for _, l := range lresp.Listeners {
-			listeners++
-			if p, ok := naming.ParseNLB(l.ListenerDescription); ok && d.boundTo(l.LoadBalancerId, p.Namespace, p.Name) {
-				d.found(p.ClusterID, "description %q of a listener of NLB %s", l.ListenerDescription, l.LoadBalancerId)
-			}
-		}
+		return
 	}
-	d.tried("%d NLBs and their %d listeners", lbs, listeners)
+	for _, l := range lresp.Listeners {
+		f.listeners = append(f.listeners, [2]string{l.LoadBalancerId, l.ListenerDescription})
+	}
 }
 
 // routes reads the route entries of the VPC's tables whose description

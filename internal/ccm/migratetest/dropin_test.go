@@ -16,7 +16,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
@@ -64,29 +63,9 @@ func kube(t *testing.T) kubernetes.Interface {
 
 func poll(t *testing.T, c *ccmtest.CCM, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if c.Exited() {
-			return false, fmt.Errorf("the CCM exited")
-		}
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last: %v); log tail:\n%s", what, err, last, tail(c.Log(), 30))
+	if err := c.Until(timeout, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // existing is what the existing CCM left for the Service default/web.
@@ -196,7 +175,7 @@ func registerNode(t *testing.T, c *ccmtest.CCM, prefix, instance string) string 
 		t.Fatal(err)
 	}
 	if err := ccmtest.WaitNodesInitialized(context.Background(), cs, names, 60*time.Second); err != nil {
-		t.Fatalf("node %s not initialized: %v; log tail:\n%s", names[0], err, tail(c.Log(), 30))
+		t.Fatalf("node %s not initialized: %v; log tail:\n%s", names[0], err, c.Tail(30))
 	}
 	n, err := cs.CoreV1().Nodes().Get(context.Background(), names[0], metav1.GetOptions{})
 	if err != nil {
@@ -285,16 +264,16 @@ func TestExistingCCMManifestStartsOurs(t *testing.T) {
 	log := c.Log()
 	l := logLine(log, "Discovered the cluster id", `clusterID="`+legacyClusterID+`"`, ex.lbID)
 	if l == "" {
-		t.Fatalf("no log line of the discovered cluster id %s from %s:\n%s", legacyClusterID, ex.lbID, tail(log, 30))
+		t.Fatalf("no log line of the discovered cluster id %s from %s:\n%s", legacyClusterID, ex.lbID, c.Tail(30))
 	}
 	t.Log(l)
 	if l := logLine(log, "Cloud configuration loaded", `clusterID="`+legacyClusterID+`"`, `network="vpc"`); l == "" {
-		t.Fatalf("the configuration was not loaded with the discovered id and VPC endpoints:\n%s", tail(log, 30))
+		t.Fatalf("the configuration was not loaded with the discovered id and VPC endpoints:\n%s", c.Tail(30))
 	}
 	registerNode(t, c, "v2-node-", instances[0])
 	waitServiceAdopted(t, c, ex)
 	if c.Exited() {
-		t.Fatalf("the CCM exited; log tail:\n%s", tail(c.Log(), 30))
+		t.Fatalf("the CCM exited; log tail:\n%s", c.Tail(30))
 	}
 	if code, _, err := probe(context.Background(), c.Port); err != nil || code != http.StatusOK {
 		t.Fatalf("the probe failed at the end: %d %v", code, err)
