@@ -67,16 +67,26 @@ func newDualListener(inner net.Listener, sharePlain bool) *dualListener {
 }
 
 func (l *dualListener) run() {
+	backoff := time.Duration(0)
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				_ = l.Close()
+				return
 			}
-			_ = l.Close()
-			return
+			// Transient (e.g. out of file descriptors): retry as
+			// http.Server does, rather than stop serving for good.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			klog.V(2).InfoS("Accepting on the secure port failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-l.done:
+				return
+			}
+			continue
 		}
+		backoff = 0
 		go l.classify(c)
 	}
 }
