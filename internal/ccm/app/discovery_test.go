@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,41 @@ func existingCLB(t *testing.T, cluster, desc string) string {
 		t.Fatal(err)
 	}
 	return lb.LoadBalancerId
+}
+
+// existingNLB creates, through the NLB SDK, an NLB as the existing CCM
+// leaves one: tagged with the cluster id and a TCP:80 listener described
+// desc. It returns the load balancer id.
+func existingNLB(t *testing.T, cluster, desc string) string {
+	t.Helper()
+	c := emulatortest.For(cloud, accessKeyID, accessKeySecret).NLB(t)
+	r := nlb.CreateCreateLoadBalancerRequest()
+	r.AddressType, r.VpcId = "Intranet", vpcID
+	r.ZoneMappings = &[]nlb.CreateLoadBalancerZoneMappings{{ZoneId: "cn-hangzhou-h", VSwitchId: vswitch[0]}, {ZoneId: "cn-hangzhou-i", VSwitchId: vswitch[1]}}
+	lb, err := c.CreateLoadBalancer(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := nlb.CreateTagResourcesRequest()
+	tag.ResourceType, tag.ResourceId, tag.Tag = "loadbalancer", &[]string{lb.LoadbalancerId}, &[]nlb.TagResourcesTag{{Key: naming.TagKeyCluster, Value: cluster}}
+	if _, err := c.TagResources(tag); err != nil {
+		t.Fatal(err)
+	}
+	g := nlb.CreateCreateServerGroupRequest()
+	g.ServerGroupName, g.VpcId, g.Protocol = "k8s.30080.TCP.web.ns."+cluster, vpcID, "TCP"
+	gr, err := c.CreateServerGroup(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The load balancer provisions first: the listener waits for it.
+	poll(t, 30*time.Second, "NLB listener "+desc, func(context.Context) (bool, error) {
+		l := nlb.CreateCreateListenerRequest()
+		l.LoadBalancerId, l.ListenerProtocol, l.ServerGroupId = lb.LoadbalancerId, "TCP", gr.ServerGroupId
+		l.ListenerPort, l.ListenerDescription = requests.NewInteger(80), desc
+		_, err := c.CreateListener(l)
+		return err == nil, err
+	})
+	return lb.LoadbalancerId
 }
 
 // boundService creates a ClusterIP Service labelled with the load
@@ -126,6 +162,13 @@ func TestClusterIDDiscovery(t *testing.T) {
 			t.Logf("%s: %d calls; %s; findings %v", tc.name, res.Calls, strings.Join(res.Tried, "; "), res.Findings)
 		})
 	}
+	t.Run("NLB tag and listener", func(t *testing.T) {
+		boundService(t, "disc-nlb", "web", existingNLB(t, "c-nlb", "k8s.80.TCP.web.disc-nlb.c-nlb"))
+		res := clusterid.Discover(context.Background(), clusterid.Input{Cloud: discoveryClient(t), Kube: kube(t), VpcID: empty})
+		if res.ID != "c-nlb" || len(res.Findings) != 2 {
+			t.Fatalf("id %q from %v, want c-nlb from the NLB's tag and listener; %s", res.ID, res.Findings, res.Explain())
+		}
+	})
 	t.Run("route entries of the cluster's Nodes", func(t *testing.T) {
 		ids, err := cloud.Seed(&api.Seed{
 			VPCs: []api.SeedVPC{{Name: "disc-routes", CIDRBlock: "172.17.0.0/16", RouteTableID: "vtb-discroutes",
