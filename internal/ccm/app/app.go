@@ -1,8 +1,9 @@
 // Package app builds the cloud-controller-manager command on
-// k8s.io/cloud-provider's app package: its flags, leader election and
-// secure serving (/healthz, /metrics on 10258), the upstream cloud-node and
-// cloud-node-lifecycle controllers over our InstancesV2, and our own route
-// and service controllers.
+// k8s.io/cloud-provider's app package: its flags (and the existing CCM's),
+// leader election and secure serving (/healthz, /metrics on 10258, whose
+// health paths also answer plain HTTP for the existing CCM's probes), the
+// upstream cloud-node and cloud-node-lifecycle controllers over our
+// InstancesV2, and our own route and service controllers.
 package app
 
 import (
