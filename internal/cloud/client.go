@@ -223,6 +223,17 @@ func New(opts Options) (*Client, error) {
 	return &Client{opts: opts, throttle: NewThrottle(opts.QPS, opts.ProductQPS, opts.Burst), transport: sdkTransport{rt}}, nil
 }
 
+// SetUserAgent replaces Options.UserAgent for the calls that follow: the
+// CCM learns its cluster id from the cloud, through this client, when the
+// cloud-config does not set it.
+func (c *Client) SetUserAgent(ua string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.UserAgent = ua
+	// Rebuilt with the new agent on the next call.
+	c.clients = nil
+}
+
 // Throttle returns the client's adaptive rate limiter (for its rates).
 func (c *Client) Throttle() *Throttle { return c.throttle }
 

@@ -1,12 +1,14 @@
 // Package app builds the cloud-controller-manager command on
-// k8s.io/cloud-provider's app package: its flags, leader election and
-// secure serving (/healthz, /metrics on 10258), the upstream cloud-node and
-// cloud-node-lifecycle controllers over our InstancesV2, and our own route
-// and service controllers.
+// k8s.io/cloud-provider's app package: its flags (and the existing CCM's),
+// leader election and secure serving (/healthz, /metrics on 10258, whose
+// health paths also answer plain HTTP for the existing CCM's probes), the
+// upstream cloud-node and cloud-node-lifecycle controllers over our
+// InstancesV2, and our own route and service controllers.
 package app
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -59,9 +61,11 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
-	addFlags(fs, &popts)
+	useVPCEndpoints := false
+	addFlags(fs, &popts, &useVPCEndpoints)
 	metricsAddr := ""
 	addMetricsFlag(fs, &metricsAddr)
+	compat := addCompatFlags(fss.FlagSet("existing CCM compatibility"), &metricsAddr)
 
 	var cmd *cobra.Command
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
@@ -73,6 +77,17 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
+		// The existing CCM's flags this one cannot honour stop it here,
+		// naming the flag; those it ignores are logged once.
+		if err := compat.check(cmd.Flags()); err != nil {
+			klog.ErrorS(err, "Unsupported flag of the existing CCM")
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+		network, err := compat.resolveNetwork(cmd.Flags(), useVPCEndpoints)
+		if err != nil {
+			klog.ErrorS(err, "Invalid endpoint network")
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
 		// A bad address stops the process at start, naming the flag, before
 		// anything else is loaded.
 		l, err := listenMetrics(metricsAddr)
@@ -80,9 +95,30 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 			klog.ErrorS(err, "Invalid metrics listener")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
+		// Run serves the secure port after this returns: wrapping its
+		// listener here adds the plain-HTTP probes to the same port.
+		// Without a secure port (--secure-port=0) there are no checks to
+		// serve: only an explicit --health-probe-bind-addr is then an error.
+		if c.SecureServing != nil || cmd.Flags().Changed(HealthProbeBindAddrFlag) {
+			var secure net.Listener
+			if c.SecureServing != nil {
+				secure = c.SecureServing.Listener
+			}
+			wrapped, err := serveHealthProbes(secure, compat.healthAddr, cmd.Flags().Changed(HealthProbeBindAddrFlag), stop)
+			if err != nil {
+				klog.ErrorS(err, "Invalid health probe listener")
+				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+			}
+			if c.SecureServing != nil {
+				c.SecureServing.Listener = wrapped
+			}
+		}
 		shared := c.ComponentConfig.KubeCloudShared
 		popts.RoutesEnabled = shared.ConfigureCloudRoutes && shared.ClusterCIDR != ""
 		popts.ServiceWorkersFlagSet = cmd.Flags().Changed(concurrentServiceSyncsFlag)
+		popts.Network = network
+		popts.Kube = c.Client
+		popts.DisableCLB, popts.DisableNLB = compat.controllers.disabledKinds()
 		cloud, err := provider.New(shared.CloudProvider.CloudConfigFile, popts)
 		if err != nil {
 			// A bad configuration stops the process at start, naming the field.
@@ -98,6 +134,9 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 		return cloud
 	}
 	cmd = ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(), names.CCMControllerAliases(), fss, stop)
+	if compat.controllers, err = wrapControllers(cmd.Flags()); err != nil {
+		return nil, err
+	}
 	cmd.Use = "cloud-controller-manager"
 	cmd.Short = "Alibaba Cloud cloud controller manager: nodes, VPC routes and LoadBalancer Services"
 	cmd.Long = Long
@@ -120,7 +159,9 @@ Lease (kube-system/ccm).
 Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
 
   Global:
-    clusterID: c-abc123          # required: tags and names what this cluster owns
+    clusterID: c-abc123          # tags and names what this cluster owns; unset: the one id
+                                 # the cluster's LBs, listeners and routes carry in the
+                                 # cloud, else the CCM refuses to start
                                  # (--legacy-default-cluster-id keeps "clusterid")
     region: cn-hangzhou          # default: instance metadata
     vpcid: vpc-...               # default: instance metadata
@@ -131,7 +172,8 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
     loadBalancerReuse: any       # id annotation: any, tagged (kubernetes.reusable=true) or none
     serviceBackendType: ecs      # or eni
     serviceMaxConcurrentReconciles: 16  # Services at once; --concurrent-service-syncs wins
-    useVPCEndpoints: false       # true: ecs-vpc.<region>.aliyuncs.com etc. (or --use-vpc-endpoints)
+    useVPCEndpoints: true        # the default: ecs-vpc.<region>.aliyuncs.com etc.;
+                                 # public endpoints: --network=public
     featureGates: "IPv6DualStack=false"
     kubernetesClusterTag: ack.aliyun.com
     ramRoleName: ...             # instance RAM role (default: the only one)
@@ -166,14 +208,14 @@ func wrapVersion(cmd *cobra.Command) {
 	}
 }
 
-func addFlags(fs *pflag.FlagSet, o *provider.Options) {
+func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
 	fs.BoolVar(&o.IMDSv2, "enable-imdsv2", o.IMDSv2, "Use IMDSv2 session tokens with the instance metadata service.")
 	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting Alibaba Cloud API call rate per second of each action. When the cloud answers Throttling.Api the action is paced at the quota the answer advertises (for 10 minutes, then probed again) or halved; while it is not throttled and calls queue, it speeds up, above this rate too, up to --cloud-api-product-qps.")
 	fs.Float64Var(&o.CloudProductQPS, "cloud-api-product-qps", o.CloudProductQPS, "Starting and highest Alibaba Cloud API call rate per second of each product, all actions together, and the highest rate of any action. It is lowered only when the cloud throttles the account's product scope (Throttling.User); each action's own quota is found per action.")
 	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls per product and per action at their starting rate (smaller while throttled, at most half an advertised quota).")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
-	fs.BoolVar(&o.UseVPCEndpoints, "use-vpc-endpoints", o.UseVPCEndpoints,
-		"Call the VPC-internal API endpoints (ecs-vpc.<region>.aliyuncs.com, vpc-vpc..., slb-vpc..., nlb-vpc...), reachable only from inside a VPC, as the existing CCM's --network=vpc does; cloud-config useVPCEndpoints does the same. ECS_ENDPOINT etc. and the cloud-config endpoints still win.")
+	fs.BoolVar(useVPCEndpoints, useVPCEndpointsFlag, *useVPCEndpoints,
+		"true: --network=vpc (the default); false: --network=public. Older than --network, which wins when both are given and must then agree.")
 	fs.BoolVar(&o.SkipDisableSourceDestCheck, "skip-disable-source-dest-check", o.SkipDisableSourceDestCheck,
 		"Leave the source/destination check of a Node's primary ENI as it is at initialization (by default it is turned off, as pod traffic routed to the instance needs).")
 	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,

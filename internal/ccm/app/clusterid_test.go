@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 )
 
 // wantClusterIDError is the exact refusal of a cloud-config without clusterID.
@@ -32,14 +33,26 @@ func startBare(t *testing.T, cloudConfig string, args ...string) *ccmtest.CCM {
 	return c
 }
 
+// emptyVPC seeds a VPC with no instances, load balancers or routes, so
+// that discovery finds nothing there.
+func emptyVPC(t *testing.T) string {
+	t.Helper()
+	ids, err := cloud.Seed(&api.Seed{VPCs: []api.SeedVPC{{Name: strings.ToLower(t.Name()), CIDRBlock: "172.16.0.0/16"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids["vpc"][0]
+}
+
 // TestMissingClusterIDStopsAtStart: without clusterID (and without the
-// legacy flag) the binary exits non-zero at start with the message naming
-// the field and the flag, before it loads anything else.
+// legacy flag), when nothing in the cloud names the cluster's id, the
+// binary exits non-zero at start with the message naming the field, the
+// flag and what discovery read, before it loads anything else.
 func TestMissingClusterIDStopsAtStart(t *testing.T) {
+	vpc := emptyVPC(t)
 	for _, tc := range []struct{ name, config string }{
-		{"no file content", ""},
-		{"region and VPC but no clusterID", "Global:\n  region: cn-hangzhou\n  vpcid: " + vpcID + "\n"},
-		{"empty clusterID", `{"Global":{"clusterID":""}}`},
+		{"YAML without clusterID", "Global:\n  region: cn-hangzhou\n  vpcid: " + vpc + "\n"},
+		{"JSON with an empty clusterID", `{"Global":{"clusterID":"","vpcid":"` + vpc + `"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startBare(t, tc.config)
@@ -48,8 +61,9 @@ func TestMissingClusterIDStopsAtStart(t *testing.T) {
 				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, tail(c.Log(), 20))
 			}
 			// klog quotes the error value.
-			if !strings.Contains(c.Log(), "err="+strconv.Quote(wantClusterIDError)) {
-				t.Fatalf("the log does not carry the clusterID refusal %q:\n%s", wantClusterIDError, tail(c.Log(), 20))
+			want := strings.TrimSuffix(strconv.Quote(wantClusterIDError+"; discovery found no cluster id in 0 Services labelled service.k8s.alibaba/loadbalancer-id"), `"`)
+			if !strings.Contains(c.Log(), "err="+want) || !strings.Contains(c.Log(), "route entries") {
+				t.Fatalf("the log does not carry the clusterID refusal %s…, naming the route tables read:\n%s", want, tail(c.Log(), 20))
 			}
 			if strings.Contains(c.Log(), "Cloud configuration loaded") {
 				t.Fatal("the configuration was loaded anyway")

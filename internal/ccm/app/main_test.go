@@ -14,7 +14,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
@@ -156,20 +155,11 @@ func nodeName(prefix string) string {
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
 	start := time.Now()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
+	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
 		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
+			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, ccm.Tail(30))
 		}
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return time.Since(start)
 }

@@ -411,8 +411,9 @@ func TestServiceWorkersFromCloudConfig(t *testing.T) {
 	}
 }
 
-// TestEndpointAndInitFlags: --use-vpc-endpoints (or cloud-config
-// useVPCEndpoints) selects the VPC-internal endpoints, which the explicit
+// TestEndpointAndInitFlags: --network (default vpc), --use-vpc-endpoints
+// or cloud-config useVPCEndpoints select the VPC-internal endpoints,
+// --network=public the public ones, which the explicit
 // *_ENDPOINT overrides (here the emulator) still beat;
 // --skip-disable-source-dest-check drops that initialization step; the
 // client pacing flags reach the cloud client.
@@ -427,9 +428,12 @@ func TestEndpointAndInitFlags(t *testing.T) {
 				"cloudAPIQPS=5 cloudAPIProductQPS=250 cloudAPIBurst=7"}},
 		{"cloud-config", "Global:\n  clusterID: " + clusterID + "\n  useVPCEndpoints: true\n", nil,
 			[]string{"useVPCEndpoints=true", `vpcEndpoint="` + cloud.Addr() + `"`, "disableSourceDestCheck=true"}},
+		// VPC endpoints by default, as the existing CCM's --network.
 		{"defaults", "Global:\n  clusterID: " + clusterID + "\n", nil,
-			[]string{"useVPCEndpoints=false", "disableSourceDestCheck=true", "markNetworkUnavailable=false",
+			[]string{`network="vpc" useVPCEndpoints=true`, "disableSourceDestCheck=true", "markNetworkUnavailable=false",
 				"cloudAPIQPS=20 cloudAPIProductQPS=100 cloudAPIBurst=40"}},
+		{"network public", "Global:\n  clusterID: " + clusterID + "\n  useVPCEndpoints: true\n", []string{"--network=public"},
+			[]string{`network="public" useVPCEndpoints=false`, `slbEndpoint="` + cloud.Addr() + `"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startBare(t, tc.config, tc.args...)

@@ -280,11 +280,13 @@ func TestNodesConvergeUnderThrottling(t *testing.T) {
 
 // TestBadCloudConfigStopsAtStart: the process exits non-zero naming the field.
 func TestBadCloudConfigStopsAtStart(t *testing.T) {
+	// A VPC without the suite's routes: discovery finds no cluster id there.
+	empty := emptyVPC(t)
 	for _, tc := range []struct{ name, config, field string }{
 		{"bad route table", "Global:\n  clusterID: " + clusterID + "\n  routeTableIDs: rt-123\n", "Global.routeTableIDs"},
 		{"bad scheme type", `{"Global":{"clusterID":"` + clusterID + `","serviceMaxConcurrentReconciles":"many"}}`, "serviceMaxConcurrentReconciles"},
 		{"secret not base64", "Global:\n  clusterID: " + clusterID + "\n  accessKeyID: QUs=\n  accessKeySecret: '!!!not-base64-secret!!!'\n", "Global.accessKeySecret"},
-		{"no clusterID", "Global:\n  region: cn-hangzhou\n", "Global.clusterID"},
+		{"no clusterID", "Global:\n  region: cn-hangzhou\n  vpcid: " + empty + "\n", "Global.clusterID"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ccmtest.StartCCM(context.Background(), ccmtest.CCMOptions{

@@ -15,6 +15,7 @@ import (
 	"k8s.io/cloud-provider/names"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
+	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
@@ -60,11 +61,22 @@ func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.Completed
 		if err != nil {
 			return nil, false, err
 		}
+		var providers []service.Provider
+		if !cloud.Options.DisableCLB {
+			providers = append(providers, clbProvider)
+		}
+		if !cloud.Options.DisableNLB {
+			providers = append(providers, nlbProvider)
+		}
+		if len(providers) == 0 {
+			return nil, false, nil
+		}
+		klog.InfoS("Service controller load balancer kinds", "clb", !cloud.Options.DisableCLB, "nlb", !cloud.Options.DisableNLB)
 		sc, err := service.New(service.Options{
 			KubeClient: client,
 			Informers:  cfg.SharedInformers,
 			Recorder:   recorder,
-			Providers:  []service.Provider{clbProvider, nlbProvider},
+			Providers:  providers,
 			ClusterID:  c.ClusterID,
 			Defaults: annotations.Defaults{
 				ResourceGroupID:            c.ResourceGroupID,

@@ -251,6 +251,50 @@ func (c *CCM) Log() string {
 	return string(data)
 }
 
+// Tail returns the last n lines of the process output, for failures.
+func (c *CCM) Tail(n int) string {
+	lines := strings.Split(strings.TrimRight(c.Log(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Poll runs cond every interval until it holds or timeout passes; an
+// error of cond only means "not yet", and the timeout's error carries the
+// last one.
+func Poll(timeout, interval time.Duration, cond func(ctx context.Context) (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), interval, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last: %v)", err, last)
+	}
+	return nil
+}
+
+// Until polls cond every 200 ms until it holds; it fails when timeout
+// passes or the process exits first, with cond's last error and the tail
+// of the log.
+func (c *CCM) Until(timeout time.Duration, cond func(ctx context.Context) (bool, error)) error {
+	err := Poll(timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if c.Exited() {
+			return false, fmt.Errorf("the CCM exited (code %d)", c.p.ExitCode())
+		}
+		return cond(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("%w; log tail:\n%s", err, c.Tail(30))
+	}
+	return nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -38,6 +38,23 @@ type Options struct {
 	// CCM's DefaultClusterID instead of an error, for clusters whose
 	// existing CCM ran without clusterID (--legacy-default-cluster-id).
 	LegacyDefaultClusterID bool
+	// DiscoverClusterID lets a missing clusterID through as "" (when
+	// LegacyDefaultClusterID is not set), for a caller that then finds the
+	// id the existing CCM used in the cloud and refuses to start with
+	// ClusterIDRequired when it cannot.
+	DiscoverClusterID bool
+}
+
+// ClusterIDRequired is the refusal of a cloud-config without clusterID;
+// detail, when not empty, says what discovery tried and found.
+func ClusterIDRequired(detail string) *FieldError {
+	reason := fmt.Sprintf(
+		"is required (the cluster id the existing CCM tagged load balancers, listeners and groups with); set it, or pass --%s to use the existing CCM's default %q",
+		LegacyDefaultClusterIDFlag, DefaultClusterID)
+	if detail != "" {
+		reason += "; " + detail
+	}
+	return &FieldError{Field: "Global.clusterID", Reason: reason}
 }
 
 // DefaultKubernetesClusterTag is the ECS tag key that marks a cluster's instances.
@@ -149,9 +166,10 @@ type Global struct {
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
 	// RAMRoleName picks the instance RAM role (default: the only one listed).
 	RAMRoleName string `json:"ramRoleName,omitempty"`
-	// UseVPCEndpoints calls the products' VPC-internal endpoints
-	// (ecs-vpc.<region>.aliyuncs.com ...) instead of the public ones, as the
-	// existing CCM's --network=vpc does; an explicit endpoint still wins.
+	// UseVPCEndpoints asks for the products' VPC-internal endpoints
+	// (ecs-vpc.<region>.aliyuncs.com ...), as the existing CCM's
+	// --network=vpc does. That is the CCM's default now; the public ones
+	// take --network=public. An explicit endpoint still wins.
 	UseVPCEndpoints bool `json:"useVPCEndpoints,omitempty"`
 }
 
@@ -178,7 +196,8 @@ type VSwitch struct {
 // Config is the validated configuration the CCM runs with.
 type Config struct {
 	// ClusterID is cloud-config clusterID, or DefaultClusterID when it is
-	// unset and Options.LegacyDefaultClusterID is true; never empty.
+	// unset and Options.LegacyDefaultClusterID is true; empty only when it
+	// is unset and Options.DiscoverClusterID is true.
 	ClusterID string
 	// KubernetesClusterTag is the ECS tag key marking cluster instances, or
 	// DefaultKubernetesClusterTag.
@@ -362,7 +381,8 @@ func Load(path string, env Env, md MetadataSource, opts Options) (*Config, []str
 
 // Build validates the file, applies the environment and fills the gaps
 // from instance metadata. A missing clusterID is an error unless
-// opts.LegacyDefaultClusterID is set; it is checked before anything else,
+// opts.LegacyDefaultClusterID or opts.DiscoverClusterID is set; it is
+// checked before anything else,
 // so it is reported even when the metadata service is unreachable.
 func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 	if env == nil {
@@ -381,14 +401,16 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 		ServiceMaxConcurrentReconciles: g.ServiceMaxConcurrentReconciles,
 	}
 	if strings.TrimSpace(c.ClusterID) == "" {
-		if !opts.LegacyDefaultClusterID {
+		switch {
+		case opts.LegacyDefaultClusterID:
+			c.ClusterID = DefaultClusterID
+		case opts.DiscoverClusterID:
+			// Left empty: the caller discovers it or refuses to start.
+		default:
 			// Defaulting silently would name and tag a second set of load
 			// balancers, listeners, groups and routes next to the cluster's.
-			return nil, &FieldError{Field: "Global.clusterID", Reason: fmt.Sprintf(
-				"is required (the cluster id the existing CCM tagged load balancers, listeners and groups with); set it, or pass --%s to use the existing CCM's default %q",
-				LegacyDefaultClusterIDFlag, DefaultClusterID)}
+			return nil, ClusterIDRequired("")
 		}
-		c.ClusterID = DefaultClusterID
 	}
 	if c.KubernetesClusterTag == "" {
 		c.KubernetesClusterTag = DefaultKubernetesClusterTag

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
@@ -98,20 +97,11 @@ func kube(t *testing.T) kubernetes.Interface {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
+	if err := ccmtest.Poll(timeout, 200*time.Millisecond, cond); err != nil {
 		if ccm.Exited() {
 			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
 		}
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/clusterid"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
@@ -49,9 +51,17 @@ type Options struct {
 	// existing CCM's default "clusterid" instead of failing
 	// (--legacy-default-cluster-id).
 	LegacyDefaultClusterID bool
-	// UseVPCEndpoints calls the products' VPC-internal endpoints
-	// (--use-vpc-endpoints; cloud-config useVPCEndpoints does the same).
-	UseVPCEndpoints bool
+	// Network is NetworkVPC or NetworkPublic: the products' VPC-internal
+	// or public endpoints, from --network or --use-vpc-endpoints; empty
+	// means VPC, the existing CCM's default. Explicit endpoints win either
+	// way.
+	Network string
+	// Kube reads the Services and Nodes that identify the cluster's load
+	// balancers and routes when the cloud-config has no clusterID.
+	Kube kubernetes.Interface
+	// DisableCLB and DisableNLB leave Services of that kind to others: the
+	// existing CCM's --controllers without "service" or "nlb".
+	DisableCLB, DisableNLB bool
 	// SkipDisableSourceDestCheck leaves the primary ENI's source/destination
 	// check alone at Node initialization (--skip-disable-source-dest-check).
 	SkipDisableSourceDestCheck bool
@@ -62,6 +72,17 @@ type Options struct {
 	// until the route controller has created their routes.
 	RoutesEnabled bool
 }
+
+// The values of Options.Network, as the existing CCM's --network takes them.
+const (
+	// NetworkVPC calls <product>-vpc.<region>.aliyuncs.com.
+	NetworkVPC = "vpc"
+	// NetworkPublic calls the public regional endpoints.
+	NetworkPublic = "public"
+)
+
+// discoveryTimeout bounds the cluster id discovery at start.
+const discoveryTimeout = time.Minute
 
 // Cloud implements cloudprovider.Interface.
 type Cloud struct {
@@ -89,7 +110,7 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	for _, w := range warnings {
 		klog.InfoS("Ignoring unknown cloud-config field", "field", w)
 	}
-	copts := config.Options{LegacyDefaultClusterID: opts.LegacyDefaultClusterID}
+	copts := config.Options{LegacyDefaultClusterID: opts.LegacyDefaultClusterID, DiscoverClusterID: true}
 	probe, err := config.Build(file, env, nil, copts)
 	var md *metadata.Client
 	if err != nil {
@@ -121,7 +142,7 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	}
 	endpoints := cloud.Endpoints{
 		ECS: cfg.Endpoints.ECS, VPC: cfg.Endpoints.VPC, SLB: cfg.Endpoints.SLB, NLB: cfg.Endpoints.NLB,
-		Scheme: cfg.Endpoints.Scheme, UseVPC: cfg.Endpoints.UseVPC || opts.UseVPCEndpoints,
+		Scheme: cfg.Endpoints.Scheme, UseVPC: useVPC(opts.Network),
 	}
 	client, err := cloud.New(cloud.Options{
 		Region:      cfg.Region,
@@ -135,13 +156,19 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.ClusterID == "" {
+		if err := discoverClusterID(cfg, client, opts.Kube); err != nil {
+			return nil, err
+		}
+		client.SetUserAgent(cfg.ClusterID)
+	}
 	index := nodes.NewIndex(nodes.CloudLister{Client: client}, cfg.VpcID)
 	if opts.InstanceCacheTTL > 0 {
 		index.MaxAge = opts.InstanceCacheTTL
 	}
 	hosts := endpoints.Hosts(cfg.Region)
 	klog.InfoS("Cloud configuration loaded", "region", cfg.Region, "vpc", cfg.VpcID, "clusterID", cfg.ClusterID,
-		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "useVPCEndpoints", endpoints.UseVPC,
+		"routeTables", cfg.RouteTableIDs, "vSwitches", cfg.VSwitches, "network", network(endpoints.UseVPC), "useVPCEndpoints", endpoints.UseVPC,
 		"ecsEndpoint", hosts[cloud.ECS], "vpcEndpoint", hosts[cloud.VPC], "slbEndpoint", hosts[cloud.SLB], "nlbEndpoint", hosts[cloud.NLB],
 		"scheme", cfg.Endpoints.Scheme)
 	qps, productQPS, burst := client.Throttle().Config()
@@ -149,6 +176,40 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	instances := nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})
 	instances.SetDualStack(cfg.FeatureGates["IPv6DualStack"])
 	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: instances}, nil
+}
+
+// useVPC resolves the endpoints' network: the flags when given, else VPC
+// as the existing CCM's --network defaults to (a control plane without
+// Internet egress reaches only those). cloud-config useVPCEndpoints: true
+// says the same as the default; false cannot be told from unset, so public
+// endpoints take --network=public.
+func useVPC(flag string) bool { return flag != NetworkPublic }
+
+func network(vpc bool) string {
+	if vpc {
+		return NetworkVPC
+	}
+	return NetworkPublic
+}
+
+// discoverClusterID sets cfg.ClusterID to the one cluster id the cloud
+// shows for this cluster, or refuses naming the field and what discovery
+// read and found.
+func discoverClusterID(cfg *config.Config, client *cloud.Client, kube kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(context.Background(), discoveryTimeout)
+	defer cancel()
+	res := clusterid.Discover(ctx, clusterid.Input{Cloud: client, Kube: kube, VpcID: cfg.VpcID, RouteTables: cfg.RouteTableIDs})
+	if res.ID == "" {
+		return config.ClusterIDRequired(res.Explain())
+	}
+	sources := make([]string, 0, len(res.Findings))
+	for _, f := range res.Findings {
+		sources = append(sources, f.Source)
+	}
+	klog.InfoS("Discovered the cluster id: the cloud-config sets no clusterID, and the cluster's load balancers and routes all carry this one",
+		"clusterID", res.ID, "evidence", sources, "read", res.Tried, "cloudCalls", res.Calls)
+	cfg.ClusterID = res.ID
+	return nil
 }
 
 func readFile(path string) (*config.File, []string, error) {
@@ -242,5 +303,6 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
 func (c *Cloud) ProviderName() string { return Name }
 
 // HasClusterID is true: New refuses a cloud-config without clusterID unless
-// the existing CCM's literal default was asked for.
+// the existing CCM's literal default was asked for or the cloud shows the
+// one id the cluster's resources carry.
 func (c *Cloud) HasClusterID() bool { return true }

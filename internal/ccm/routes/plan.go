@@ -144,6 +144,22 @@ func markedNode(clusterID, desc string) (string, bool) {
 	return "", false
 }
 
+// ParseMarker returns the cluster id and Node named by a Description of
+// the form this controller gives its entries (k8s/<cluster>/<node>), for
+// finding the cluster id of a cloud-config without one.
+func ParseMarker(desc string) (clusterID, node string, ok bool) {
+	rest, ok := strings.CutPrefix(desc, "k8s/")
+	if !ok {
+		return "", "", false
+	}
+	clusterID, _, _ = strings.Cut(rest, "/")
+	node, ok = markedNode(clusterID, desc)
+	if !ok || clusterID == "" || node == "" {
+		return "", "", false
+	}
+	return clusterID, node, true
+}
+
 // releasedMarker is the Description prefix of the entries this cluster
 // created for a Node that was then excluded. It must not start with
 // marker(clusterID): an entry carrying it is not ours to delete, for this

@@ -192,20 +192,11 @@ func slbClient(t *testing.T) *slb.Client {
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
 	start := time.Now()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
+	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
 		if ccm.Exited() {
 			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
 		}
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return time.Since(start)
 }

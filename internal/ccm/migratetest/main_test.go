@@ -1,0 +1,56 @@
+package migratetest
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+)
+
+const (
+	accessKeyID     = "LTAI5tMigrateTestKey"
+	accessKeySecret = "migrate-test-secret-ZXhpc3RpbmdjY20"
+	clusterCIDR     = "10.244.0.0/16"
+)
+
+// One control plane and one emulated cloud serve the tests of this binary;
+// each test runs its own CCM, one at a time, as a migration would.
+var (
+	cluster   *localcluster.Cluster
+	cloud     *emulator.Emulator
+	instances []string // seeded instances for Nodes (not the CCM's own host)
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{
+		ControllerManager:      true,
+		Kwok:                   true,
+		ClusterCIDR:            clusterCIDR,
+		NodeMonitorGracePeriod: 10 * time.Second,
+	}, func(c *localcluster.Cluster) {
+		cluster = c
+		if err := setup(); err != nil {
+			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
+			c.Stop()
+			os.Exit(1)
+		}
+	}))
+}
+
+func setup() error {
+	var err error
+	if cloud, err = ccmtest.StartEmulator(accessKeyID, accessKeySecret); err != nil {
+		return err
+	}
+	// The first instance is the CCM's own machine (metadata service).
+	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 3, NamePrefix: "migrate-"}))
+	if err != nil {
+		return err
+	}
+	instances = ids["instance"][1:]
+	return nil
+}
