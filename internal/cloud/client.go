@@ -230,8 +230,10 @@ func (c *Client) SetUserAgent(ua string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.opts.UserAgent = ua
-	// Rebuilt with the new agent on the next call.
-	c.clients = nil
+	// Idle sets carry the old agent: retire them as rotated credentials
+	// do, so the next calls build sets with the new one.
+	c.idle = nil
+	c.generation++
 }
 
 // Throttle returns the client's adaptive rate limiter (for its rates).
