@@ -234,8 +234,8 @@ func waitServiceAdopted(t *testing.T, c *ccmtest.CCM, ex existing) {
 // used, and a Node is initialized.
 func TestExistingCCMManifestStartsOurs(t *testing.T) {
 	ex := existingCCMState(t)
-	start := time.Now()
 	c := startCCM(t, "ccm-v2-manifest", v2Command)
+	start := time.Now() // the process has started (the binary is built)
 	// The probe's port is the secure port: in the manifest both are 10258
 	// (our default --secure-port); the harness moves the secure port to a
 	// free one so that test binaries can run side by side.
@@ -250,7 +250,7 @@ func TestExistingCCMManifestStartsOurs(t *testing.T) {
 		}
 		return true, nil
 	})
-	t.Logf("plain-HTTP probe answered 200 %v after start", time.Since(start).Round(time.Millisecond))
+	t.Logf("plain-HTTP probe answered 200 %v after the process started", time.Since(start).Round(time.Millisecond))
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed in-memory serving cert
 	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Port))
 	if err != nil {
