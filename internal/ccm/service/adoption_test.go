@@ -219,7 +219,7 @@ func TestScaleAndRestart(t *testing.T) {
 	var written []string
 	restarted := time.Now().Add(-window)
 	for _, r := range after {
-		t.Logf("  +%v %s %s %s", r.Time.Sub(restarted).Round(10*time.Millisecond), r.Product, r.Action, r.Code)
+		t.Logf("  +%v %s %s %s %s%s", r.Time.Sub(restarted).Round(10*time.Millisecond), r.Product, r.Action, r.Code, r.Params["LoadBalancerId"], r.Params["ServerGroupId"])
 		byAction[r.Product+" "+r.Action]++
 		if isWrite(r.Action) {
 			written = append(written, r.Product+" "+r.Action)
