@@ -296,10 +296,14 @@ func nodeReady(n *corev1.Node) bool {
 // identity Lease and token-tracking ConfigMap written before its bootstrap
 // controller has created kube-system) and from the "none" endpoint
 // reconciler that a loopback-only cluster needs (the kubernetes Service
-// cannot have a loopback endpoint). Anything else is a configuration error.
+// cannot have a loopback endpoint), and, on a loaded machine, the
+// "Post-timeout activity" of a /readyz probe of waitReady that the
+// starting apiserver answered after the probe's timeout. Anything else is
+// a configuration error.
 var apiserverStartupNoise = []string{
 	`Found stale data, removed previous endpoints on kubernetes service`,
 	`namespaces \"kube-system\" not found`,
+	`method="GET" path="/readyz"`,
 }
 
 // TestControlPlaneLogsNoConfigurationErrors: the apiserver serves the
