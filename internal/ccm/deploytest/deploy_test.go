@@ -200,7 +200,10 @@ func TestNodeLifecycle(t *testing.T) {
 	if _, err := ecsClient(t).StopInstances(stop); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 60*time.Second, "shutdown taint on "+name, func(ctx context.Context) (bool, error) {
+	// kube-controller-manager marks the Node NotReady first (10 s grace,
+	// seen to take a minute under make test's load), then the lifecycle
+	// controller's next pass taints it: a generous bound.
+	poll(t, 150*time.Second, "shutdown taint on "+name, func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		return err == nil && hasTaint(n, cloudapi.TaintNodeShutdown), err
 	})
