@@ -323,17 +323,10 @@ func refuse(format string, args ...any) error {
 	return &RefusedError{Reason: EventReuseRefused, Message: fmt.Sprintf(format, args...)}
 }
 
-// OwnLoadBalancer finds the load balancer created for the Service, proven
-// by its tags (the label only saves the search); nil when there is none.
-// Delete acts on it; a borrowed one is released through ReleaseSet.
-func OwnLoadBalancer(ctx context.Context, p Finder, req *Request) (*LoadBalancer, []Warning, error) {
-	own, _, warnings, err := ownAndLabelled(ctx, p, req)
-	return own, warnings, err
-}
-
-// ownAndLabelled is OwnLoadBalancer that also returns the load balancer
-// the label names when it is not the own one (nil when there is none or
-// it no longer exists).
+// ownAndLabelled finds the load balancer created for the Service, proven
+// by its tags (the label only saves the search; nil when there is none),
+// and the load balancer the label names when it is not that one (nil when
+// there is none or it no longer exists).
 func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, warnings []Warning, err error) {
 	svc := req.Service
 	if id := req.LoadBalancerID; id != "" {
@@ -379,11 +372,8 @@ func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warnin
 	if req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete {
 		return b, warnings, nil
 	}
-	seen := map[string]bool{own.id(): true}
 	if req.Settings != nil && req.Settings.Reused() {
-		id := req.Settings.LoadBalancer.ID
-		if !seen[id] {
-			seen[id] = true
+		if id := req.Settings.LoadBalancer.ID; id != own.id() && (labelled == nil || labelled.ID != id) {
 			lb, err := f.Describe(ctx, id)
 			if err != nil {
 				return nil, nil, fmt.Errorf("read load balancer %s named by %s: %w", id, req.Settings.Key("id"), err)
@@ -393,7 +383,8 @@ func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warnin
 			}
 		}
 	}
-	if labelled != nil && !seen[labelled.ID] {
+	if labelled != nil {
+		// Read above already: not read again when the id names it too.
 		b.Release = append(b.Release, labelled.ID)
 	}
 	return b, warnings, nil

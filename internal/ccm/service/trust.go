@@ -235,12 +235,14 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 	ns := req.Service.Namespace
 	why := map[string]string{}
 	virtual := map[string]bool{}
+	seen := map[string]bool{}
 	var ips []string
 	for _, ts := range req.Backends {
 		for _, t := range ts {
-			if t.IP == "" || why[t.IP] != "" || slices.Contains(ips, t.IP) {
+			if t.IP == "" || seen[t.IP] {
 				continue
 			}
+			seen[t.IP] = true
 			if r := t.Pod; r != nil {
 				if r.Namespace != ns {
 					why[t.IP] = fmt.Sprintf("%s names pod %s/%s in another namespace", t.IP, r.Namespace, r.Name)
