@@ -650,7 +650,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	}
 	for _, g := range groups {
 		if parsed, ours := ref.OwnsCLB(g.Name); ours {
-			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" && !cloud.IsNotFound(err) {
+			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
 				return true, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
 			}
 			continue
