@@ -360,13 +360,25 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForNamedCacheSync(ControllerName, ctx.Done(), c.nodesSynced) {
 		return
 	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for c.processNext(ctx) {
-		}
-	}, time.Second)
+	// Run returns only once its goroutines have: a stopped controller (a
+	// lost lease) must not start another pass behind its successor's back.
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.processNext(ctx) {
+			}
+		}, time.Second)
+	}()
 	// The first tick is immediate: the initial full pass.
-	go wait.UntilWithContext(ctx, func(context.Context) { c.queue.Add(c.key) }, c.opts.ResyncPeriod)
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, func(context.Context) { c.queue.Add(c.key) }, c.opts.ResyncPeriod)
+	}()
 	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
