@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 )
 
@@ -187,6 +188,13 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 		case OwnedBy(lb.Tags, svc, req.ClusterID):
 			b.LB = lb
 			return b, nil, nil
+		case lb.Tags[naming.TagKeyReused] != "":
+			// The label records a borrowed binding and id is gone: a new
+			// load balancer now would leave the Service's listeners on the
+			// borrowed one, forwarding to node ports Kubernetes may hand
+			// to another Service. A forged label only stops its forger.
+			return nil, nil, refuse("the Service is bound to borrowed load balancer %s (label %s) and has no id annotation any more; creating its own is refused (its listeners on %s would be left behind): set %s back to %s, or delete and recreate the Service",
+				label, naming.LabelLoadBalancerID, label, idKey(req), label)
 		default:
 			warnings = append(warnings, notOwnedWarning(label))
 		}
@@ -492,4 +500,12 @@ func (l lookups[T]) FindTagged(ctx context.Context, defaultName string) (*LoadBa
 		return nil, err
 	}
 	return l.facts(lb), nil
+}
+
+// idKey is the id annotation's key as the Service's provider spells it.
+func idKey(req *Request) string {
+	if req.Settings != nil {
+		return req.Settings.Key("id")
+	}
+	return annotations.Key("id")
 }

@@ -82,6 +82,8 @@ func TestBind(t *testing.T) {
 		{"re-point a reuse", withOwn(cloud, ""), "lb-reused", map[string]string{"id": "lb-user"}, "", "", false, true, false},
 		{"forged label on a reuse: ignored", withOwn(cloud, ""), "lb-rg", map[string]string{"id": "lb-user"}, "", "lb-user", true, false, true},
 		{"reuse of a missing LB", withOwn(cloud, ""), "", map[string]string{"id": "lb-missing"}, "", "", false, false, false},
+		{"id removed from a borrowing Service", withOwn(cloud, ""), "lb-reused", nil, "", "", false, true, false},
+		{"id removed, borrowed LB gone since", withOwn(cloud, ""), "lb-vanished", nil, "", "", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := svc.DeepCopy()

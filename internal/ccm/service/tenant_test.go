@@ -196,6 +196,47 @@ func TestTenantENIBackendsOutsideTheCluster(t *testing.T) {
 	deleteServiceIn(t, attackerNS, name, 30*time.Second)
 }
 
+// TestTenantUntargetedEndpointOfAnotherNamespace: an endpoint without a
+// targetRef whose address is another namespace's pod is refused by name
+// (found through the API server's status.podIP field selector), never
+// registered.
+func TestTenantUntargetedEndpointOfAnotherNamespace(t *testing.T) {
+	t.Parallel()
+	tenants(t)
+	ctx := context.Background()
+	pods := kube(t).CoreV1().Pods(victimNS)
+	pod, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "victim-untargeted", Namespace: victimNS},
+		Spec:       corev1.PodSpec{NodeName: nodeNames[1], Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = pods.Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	})
+	var ip string
+	poll(t, 30*time.Second, "the victim pod's address", func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ip = p.Status.PodIP
+		return ip != "", nil
+	})
+	name := "attack-untargeted"
+	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
+	svc.Spec.Selector = nil
+	createIn(t, attackerNS, svc)
+	seq := lastSeq()
+	publish(t, attackerNS, name, readyEndpoint(ip, nil))
+	waitEventIn(t, attackerNS, name, service.EventBackendRejected, victimNS+"/"+pod.Name)
+	if w := writesOn("slb", seq, ip); len(w) > 0 {
+		t.Fatalf("writes registering the other namespace's pod: %v", actions(w))
+	}
+	deleteServiceIn(t, attackerNS, name, 30*time.Second)
+}
+
 // TestTenantReadinessGateAcrossNamespaces (attack 6): an EndpointSlice
 // whose not-ready endpoint names a gated pod of another namespace never
 // gets that pod's gate set, and the attacker is told.
@@ -328,6 +369,35 @@ func TestTenantReleaseFollowsBinding(t *testing.T) {
 	}
 	if w := writesOn("slb", seq, b); len(w) > 0 {
 		t.Fatalf("writes on %s, named only by the refused edit: %v", b, actions(w))
+	}
+}
+
+// TestTenantIDRemoved: removing id from a Service bound to a borrowed CLB
+// is refused like editing it (a new load balancer would strand the
+// Service's listeners on the borrowed one); deleting the Service then
+// releases them.
+func TestTenantIDRemoved(t *testing.T) {
+	t.Parallel()
+	tenants(t)
+	a := userLB(t).LoadBalancerId
+	name := "unborrow"
+	createIn(t, attackerNS, newService(svcSpec{name: name, ports: []int32{8080}, annotations: map[string]string{annotations.Key("id"): a}}))
+	got := waitIngressIn(t, attackerNS, name, 60*time.Second)
+	ref := naming.For(got, clusterID)
+	seq := lastSeq()
+	updateServiceIn(t, attackerNS, name, func(s *corev1.Service) { delete(s.Annotations, annotations.Key("id")) })
+	waitEventIn(t, attackerNS, name, service.EventReuseRefused, a)
+	if w := writesOn("slb", seq, naming.DefaultLBName(got)); len(w) > 0 {
+		t.Fatalf("a load balancer was made for the Service after id was removed: %v", actions(w))
+	}
+	if _, ok := groupMembers(t, a)[ref.CLBVGroup(itoa(got.Spec.Ports[0].NodePort))]; !ok {
+		t.Fatalf("the Service's group on %s went before the Service did: %v", a, groupMembers(t, a))
+	}
+	deleteServiceIn(t, attackerNS, name, 30*time.Second)
+	for _, l := range listeners(t, a) {
+		if _, ours := ref.OwnsCLB(l.Description); ours {
+			t.Errorf("listener %d of the deleted Service left on %s", l.ListenerPort, a)
+		}
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -147,10 +149,19 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
+	claimed, err := foreignHolders(ctx, c.kube, req)
+	if err != nil {
+		return err
+	}
+	dropTargets(req, claimed)
 	enis, rejected, unresolved, err := ResolveENIs(ctx, c.opts.ENIs, cl, c.podFactsFor(ctx, req), req)
 	if err != nil {
 		return err
 	}
+	for ip, pod := range claimed {
+		rejected = append(rejected, fmt.Sprintf("%s has no targetRef and is the address of pod %s in another namespace", ip, pod))
+	}
+	sort.Strings(rejected)
 	rejected = append(rejected, req.foreign...)
 	req.ENIs, req.Unregistered = enis, unresolved
 	for port, ts := range req.Backends {
@@ -172,6 +183,53 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 		c.notes.Delete(noteKey(cache.MetaObjectToName(req.Service).String(), EventBackendRejected))
 	}
 	return nil
+}
+
+// foreignHolders finds which of req's eni targets without a targetRef
+// are the address of a pod in another namespace, by ip: such an endpoint
+// names no pod, so without this a namespace could put another team's pod
+// behind its own load balancer by writing its address. One filtered LIST
+// per such address (selector-less Services with untargeted endpoints are
+// rare); host-network pods are skipped, their address is their Node's.
+// A failed LIST fails the sync: the address is not taken on trust.
+func foreignHolders(ctx context.Context, kube kubernetes.Interface, req *Request) (map[string]string, error) {
+	ns := req.Service.Namespace
+	out := map[string]string{}
+	seen := map[string]bool{}
+	for _, ts := range req.Backends {
+		for _, t := range ts {
+			if t.Pod != nil || t.IP == "" || seen[t.IP] {
+				continue
+			}
+			seen[t.IP] = true
+			list, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+				FieldSelector:   fields.OneTermEqualSelector("status.podIP", t.IP).String(),
+				ResourceVersion: "0", // the watch cache answers; no etcd read
+			})
+			if err != nil {
+				return nil, fmt.Errorf("find the pod holding endpoint address %s: %w", t.IP, err)
+			}
+			for i := range list.Items {
+				p := &list.Items[i]
+				if p.Namespace == ns || p.Spec.HostNetwork || !holds(p, t.IP) {
+					continue
+				}
+				out[t.IP] = p.Namespace + "/" + p.Name
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// dropTargets removes the targets whose address is in ips from req.
+func dropTargets(req *Request, ips map[string]string) {
+	if len(ips) == 0 {
+		return
+	}
+	for port, ts := range req.Backends {
+		req.Backends[port] = slices.DeleteFunc(ts, func(t Target) bool { _, drop := ips[t.IP]; return drop })
+	}
 }
 
 // podFactsFor reads the pods req's eni targets name (one GET per pod it
