@@ -2,8 +2,8 @@ package deploytest
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -428,7 +428,8 @@ func TestLeastPrivilege(t *testing.T) {
 		// pods are neither listed nor changed otherwise.
 		{"service-controller", "get", "", "pods", "", "default", "", true},
 		{"service-controller", "patch", "", "pods", "status", "default", "", true},
-		{"service-controller", "list", "", "pods", "", "", "", false},
+		{"service-controller", "list", "", "pods", "", "", "", true}, // field-selected by status.podIP: untargeted eni endpoints
+		{"service-controller", "watch", "", "pods", "", "", "", false},
 		{"service-controller", "patch", "", "pods", "", "default", "", false},
 		{"service-controller", "update", "", "pods", "status", "default", "", false},
 		{"service-controller", "update", "", "nodes", "", "", "", false},
