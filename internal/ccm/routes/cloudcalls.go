@@ -2,11 +2,13 @@ package routes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	"k8s.io/klog/v2"
 
@@ -216,4 +218,33 @@ func (c *Controller) markEntry(ctx context.Context, m marking) error {
 		return fmt.Errorf("set Description %q on entry %s (%s) of route table %s: %w", m.Description, m.Entry.ID, m.Entry.Dst, m.Entry.Table, err)
 	}
 	return nil
+}
+
+// describeInstancesPage is the most ids DescribeInstances takes in one call.
+const describeInstancesPage = 100
+
+// existingInstances returns which of ids exist in the region, asking
+// DescribeInstances for up to 100 ids a call.
+func (c *Controller) existingInstances(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, batch := range chunk(ids, describeInstancesPage) {
+		list, err := json.Marshal(batch)
+		if err != nil {
+			return nil, fmt.Errorf("encode instance ids: %w", err)
+		}
+		resp, err := cloud.Do(ctx, c.cloud, cloud.ECS, "DescribeInstances", func(cl *cloud.Clients) (*ecs.DescribeInstancesResponse, error) {
+			req := ecs.CreateDescribeInstancesRequest()
+			req.RegionId = c.cloud.Region()
+			req.InstanceIds = string(list)
+			req.PageSize = requests.NewInteger(describeInstancesPage)
+			return cl.ECS.DescribeInstances(req)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("describe the %d next-hop instances %v: %w", len(batch), batch, err)
+		}
+		for _, in := range resp.Instances.Instance {
+			out[in.InstanceId] = true
+		}
+	}
+	return out, nil
 }

@@ -4,8 +4,9 @@
 // it writes in batches (CreateRouteEntries / DeleteRouteEntries) from a
 // single worker, because the VPC API answers concurrent route writes in one
 // VPC with TaskConflict. Unmarked entries it adopts from the existing CCM
-// get its Description marker (ModifyRouteEntry), so that they can be
-// deleted once their Node is gone.
+// are used as they are, without a write; they are deleted with their Node
+// (from its delete event) or, after a restart, once their next-hop instance
+// no longer exists.
 package routes
 
 import (
@@ -104,7 +105,7 @@ type Controller struct {
 	// IPv6 podCIDR gets no route.
 	v6 ipv6State
 
-	// goneMu guards known and goneExcluded.
+	// goneMu guards known, goneExcluded and departed.
 	goneMu sync.Mutex
 	// known are the Nodes whose add event was handled and delete event was
 	// not: the informer drops a Node from the lister before it calls the
@@ -115,6 +116,18 @@ type Controller struct {
 	// name, with their providerID: the lister no longer has them, and
 	// without this the pass would delete their marked entries as stale.
 	goneExcluded map[string]string
+	// departed are the other deleted Nodes, by departed.key, until a pass
+	// has deleted their unmarked entries: nothing else in the cloud says
+	// whose those entries were.
+	departed map[string]departed
+
+	// instances caches which next-hop instances of unmarked entries exist.
+	instances existence
+
+	// announced are the unmarked entries already reported as adopted, by
+	// id, so that the event is sent once per entry, not every pass. Only
+	// the pass, never concurrent with itself, uses it.
+	announced map[string]bool
 }
 
 // New validates opts and wires the Node event handlers.
@@ -170,6 +183,7 @@ func New(opts Options) (*Controller, error) {
 		opts: opts, cloud: opts.Cloud, kube: opts.KubeClient, recorder: opts.Recorder, clusterCIDRs: cidrs,
 		nodes: opts.NodeInformer.Lister(), nodesSynced: opts.NodeInformer.Informer().HasSynced,
 		tables: tables, key: key, known: map[string]bool{}, goneExcluded: map[string]string{},
+		departed: map[string]departed{}, announced: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
@@ -261,19 +275,30 @@ func (c *Controller) nodeDeleted(obj any) {
 		delete(c.known, n.Name)
 		if excluded(n) {
 			c.goneExcluded[n.Name] = n.Spec.ProviderID
+		} else if d, ok := newDeparted(n); ok {
+			c.departed[d.key()] = d
 		}
 		c.goneMu.Unlock()
 	}
 	c.nodeEvent()
 }
 
+// goneNodes are the deleted Nodes a pass acts on, to be forgotten once it
+// has.
+type goneNodes struct {
+	// excluded are deleted excluded Nodes, by name.
+	excluded []string
+	// departed are the other deleted Nodes, by departed.key.
+	departed []string
+}
+
 // withGoneNodes adds to ns the Nodes the lister no longer has but whose
 // entries are not stale yet: deleted excluded Nodes, whose entries are left
 // alone and handed off like a live excluded Node's, and Nodes whose delete
 // event is still on its way, left alone until that event brings the next
-// pass. A Node listed again under the name decides for itself. It returns
-// the deleted excluded Nodes added.
-func (c *Controller) withGoneNodes(ns nodeSet, byName map[string]*corev1.Node) []string {
+// pass; and the other deleted Nodes (Departed), whose unmarked entries go. A
+// Node listed again under the name decides for itself.
+func (c *Controller) withGoneNodes(ns *nodeSet, byName map[string]*corev1.Node) goneNodes {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
 	for name := range c.known {
@@ -281,7 +306,7 @@ func (c *Controller) withGoneNodes(ns nodeSet, byName map[string]*corev1.Node) [
 			ns.ExcludedNodes[name] = true
 		}
 	}
-	var names []string
+	var g goneNodes
 	for name, providerID := range c.goneExcluded {
 		if _, live := byName[name]; live {
 			delete(c.goneExcluded, name)
@@ -289,19 +314,34 @@ func (c *Controller) withGoneNodes(ns nodeSet, byName map[string]*corev1.Node) [
 		}
 		ns.leaveAlone(name, providerID)
 		ns.Released[name] = true
-		names = append(names, name)
+		g.excluded = append(g.excluded, name)
 	}
-	return names
+	for k, d := range c.departed {
+		if _, live := byName[d.Node]; live {
+			// Its route is the live Node's again, if it wants it.
+			delete(c.departed, k)
+			continue
+		}
+		ns.Departed = append(ns.Departed, d)
+		g.departed = append(g.departed, k)
+	}
+	return g
 }
 
-// forgetGoneExcluded drops the deleted excluded Nodes whose entries no
-// longer need a hand-off; those in pending keep waiting for the next pass.
-func (c *Controller) forgetGoneExcluded(names []string, pending map[string]bool) {
+// forgetGone drops the deleted Nodes the pass has acted on; excluded ones
+// in unreleased and departed ones in undeleted keep waiting for the next
+// pass.
+func (c *Controller) forgetGone(g goneNodes, unreleased, undeleted map[string]bool) {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
-	for _, name := range names {
-		if !pending[name] {
+	for _, name := range g.excluded {
+		if !unreleased[name] {
 			delete(c.goneExcluded, name)
+		}
+	}
+	for _, k := range g.departed {
+		if !undeleted[k] {
+			delete(c.departed, k)
 		}
 	}
 }

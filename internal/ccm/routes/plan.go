@@ -63,6 +63,25 @@ type creation struct {
 type deletion struct {
 	Entry entry
 	Node  string
+	// Why says, for logs and plans, which rule found the entry stale.
+	Why string
+	// Departed is the key of the deleted Node's memory (departed.key) the
+	// entry was found by: it is kept until this deletion succeeds.
+	Departed string
+}
+
+// Reasons of deletions.
+const (
+	whyStale    = "marked as this cluster's, no Node wants it"
+	whyDeparted = "unmarked route of a deleted Node"
+	whyVanished = "unmarked route to an instance that no longer exists"
+)
+
+// adoption is an unmarked entry (the existing CCM's) that is a Node's route
+// as it is: used without a write.
+type adoption struct {
+	Entry entry
+	Node  string
 }
 
 // marking is a Description to write onto an entry: the marker of the Node
@@ -102,6 +121,13 @@ type plan struct {
 	Marks []marking
 	// Deferred are marks to write once their entry leaves a busy status.
 	Deferred []marking
+	// Adopted are the unmarked entries that are a Node's route as they
+	// are (the existing CCM's): present, never written.
+	Adopted []adoption
+	// Unverified are next-hop instances, sorted, of unmarked entries that
+	// are deleted if the instance no longer exists (nodeSet.Vanished) and
+	// whose existence nodeSet does not know.
+	Unverified []string
 }
 
 // nodeSet is what the route controller needs to know about the Nodes.
@@ -118,6 +144,59 @@ type nodeSet struct {
 	// (releasedDescription), so that no later pass, of this process or
 	// another, deletes them once the Node is gone.
 	Released map[string]bool
+	// Instances are the instances of every listed Node (by providerID),
+	// managed or not: an unmarked entry via one of them is never deleted
+	// for want of its instance.
+	Instances map[string]bool
+	// Departed are deleted Nodes, as their delete event left them, whose
+	// unmarked entries (the existing CCM's) go like marked ones.
+	Departed []departed
+	// Vanished are instances known not to exist in ECS any more (instance
+	// ids are never reused): unmarked entries via them route to nothing.
+	Vanished map[string]bool
+}
+
+// departed is a deleted Node's last state: an unmarked entry to one of its
+// podCIDRs via its instance is its route.
+type departed struct {
+	Node     string
+	Instance string
+	CIDRs    []netip.Prefix
+}
+
+// key tells apart two Nodes of one name deleted before a pass.
+func (d departed) key() string { return d.Node + "/" + d.Instance }
+
+// departedNode returns the departed Node whose route an unmarked entry to
+// dst via hop is.
+func departedNode(ds []departed, dst netip.Prefix, hop string) (departed, bool) {
+	for _, d := range ds {
+		if d.Instance != hop {
+			continue
+		}
+		for _, p := range d.CIDRs {
+			if p == dst {
+				return d, true
+			}
+		}
+	}
+	return departed{}, false
+}
+
+// newDeparted is what a deleted Node leaves for the pass to clean up, or
+// false when it could have no route (no instance or podCIDR).
+func newDeparted(n *corev1.Node) (departed, bool) {
+	_, id, err := providerid.Parse(n.Spec.ProviderID)
+	if err != nil {
+		return departed{}, false
+	}
+	d := departed{Node: n.Name, Instance: id}
+	for _, s := range podCIDRs(n) {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			d.CIDRs = append(d.CIDRs, p.Masked())
+		}
+	}
+	return d, len(d.CIDRs) > 0
 }
 
 // marker is the Description prefix that proves an entry belongs to the cluster.
@@ -277,12 +356,15 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 // Nodes goes to the first by name. An address is not needed: the next hop is
 // the instance.
 func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
-	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}, Released: map[string]bool{}}
+	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}, Released: map[string]bool{}, Instances: map[string]bool{}}
 	var skips []skipped
 	sorted := append([]*corev1.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	claimed := map[string]string{}
 	for _, n := range sorted {
+		if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+			ns.Instances[id] = true
+		}
 		if excluded(n) {
 			ns.leaveAlone(n.Name, n.Spec.ProviderID)
 			ns.Released[n.Name] = true
@@ -335,16 +417,21 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 // diff compares the wanted routes with the tables' custom entries.
 //
 // An entry is kept when a Node wants its destination with its next hop,
-// whoever made it (so routes of the existing CCM are adopted); an adopted
-// entry with an empty Description, as the existing CCM leaves them, or one
-// this cluster handed off (its Node was excluded, now it is not) is marked
-// as the Node's, so that it stays provably ours once the Node is gone, while
-// any other Description (ours, another cluster's, the user's) is never
-// rewritten. Entries of Nodes left alone (ExcludedNodes, ExcludedInstances)
-// and handed-off ones are neither deleted nor reported; an excluded Node's
-// entry still carrying our marker is handed off. It is deleted when it
-// carries this cluster's marker but is not wanted (deleted Node, changed
-// podCIDR, wrong next hop). Anything else inside the cluster CIDR, including
+// whoever made it. One with an empty Description, as the existing CCM
+// leaves them, is used as it is (Adopted, no write: a migration costs
+// nothing); one this cluster handed off (its Node was excluded, now it is
+// not) is marked as the Node's again; any other Description (ours, another
+// cluster's, the user's) is never rewritten. Entries of Nodes left alone
+// (ExcludedNodes, ExcludedInstances) and handed-off ones are neither
+// deleted nor reported; an excluded Node's entry still carrying our marker
+// is handed off. It is deleted when it carries this cluster's marker but is
+// not wanted (deleted Node, changed podCIDR, wrong next hop); when it is
+// unmarked, only if it is a Departed Node's route (its podCIDR via its
+// instance), or if it is via an instance of no listed Node that is known to
+// be gone (Vanished): it routes to nothing and would block the next Node
+// given its podCIDR. An unmarked entry via an instance of no Node whose
+// existence is unknown is reported in Unverified, for the caller to check
+// and plan again. Anything else inside the cluster CIDR, including
 // unmarked entries via a Node's instance to another destination, may be the
 // user's: a conflict, reported and left in place. An entry left in place on
 // the destination a Node wants, with another next hop, is a conflict too:
@@ -352,6 +439,7 @@ func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region st
 // Entries outside the cluster CIDR are never looked at.
 func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nodeSet, entries map[string][]entry) plan {
 	pl := plan{Present: map[routeKey]bool{}, Blocked: map[routeKey]bool{}}
+	unverified := map[string]bool{}
 	want := map[string]target{}
 	for _, t := range ns.Targets {
 		want[t.CIDR.String()] = t
@@ -370,7 +458,10 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 			t, wanted := want[key.Dst]
 			if wanted && e.HopType == nextHopInstance && e.HopID == t.Instance {
 				pl.Present[key] = true
-				if e.Description == "" || released(clusterID, e.Description) {
+				switch {
+				case e.Description == "":
+					pl.Adopted = append(pl.Adopted, adoption{Entry: e, Node: t.Node})
+				case released(clusterID, e.Description):
 					pl.mark(marking{Entry: e, Node: t.Node, Description: description(clusterID, t.Node)})
 				}
 				continue
@@ -386,14 +477,28 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 				}
 				continue
 			}
+			// The event of a deletion belongs to the Node whose route
+			// replaces the entry, if any.
+			replacing := ""
+			if wanted {
+				replacing = t.Node
+			}
 			if marked {
-				node := owner
-				if wanted {
-					// The event belongs to the Node whose route replaces it.
-					node = t.Node
-				}
-				pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: node})
+				pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: or(replacing, owner), Why: whyStale})
 				continue
+			}
+			if e.Description == "" && e.HopType == nextHopInstance {
+				if d, ok := departedNode(ns.Departed, p, e.HopID); ok {
+					pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: or(replacing, d.Node), Why: whyDeparted, Departed: d.key()})
+					continue
+				}
+				if !ns.Instances[e.HopID] {
+					if ns.Vanished[e.HopID] {
+						pl.Deletes = append(pl.Deletes, deletion{Entry: e, Node: replacing, Why: whyVanished})
+						continue
+					}
+					unverified[e.HopID] = true
+				}
 			}
 			pl.conflict(e, p, key, wanted, ns.Targets)
 		}
@@ -404,7 +509,19 @@ func diff(clusterID string, clusterCIDRs []netip.Prefix, tables []string, ns nod
 			}
 		}
 	}
+	for id := range unverified {
+		pl.Unverified = append(pl.Unverified, id)
+	}
+	sort.Strings(pl.Unverified)
 	return pl
+}
+
+// or returns a, or b when a is empty.
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // mark queues a Description write, for later when the entry is busy.

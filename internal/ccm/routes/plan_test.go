@@ -40,7 +40,7 @@ func mark(node string) string { return description(testCluster, node) }
 
 // summary renders a plan compactly so that cases read as expectations.
 type summary struct {
-	Creates, Deletes, Conflicts, Present, Blocked, Marks, Deferred []string
+	Creates, Deletes, Conflicts, Present, Blocked, Marks, Deferred, Adopted, Unverified []string
 }
 
 func summarize(p plan) summary {
@@ -49,8 +49,12 @@ func summarize(p plan) summary {
 		s.Creates = append(s.Creates, c.Table+":"+c.Target.CIDR.String()+">"+c.Target.Instance)
 	}
 	for _, d := range p.Deletes {
-		s.Deletes = append(s.Deletes, d.Entry.ID+"@"+d.Node)
+		s.Deletes = append(s.Deletes, deleteSummary(d))
 	}
+	for _, a := range p.Adopted {
+		s.Adopted = append(s.Adopted, a.Entry.ID+"@"+a.Node)
+	}
+	s.Unverified = p.Unverified
 	for _, c := range p.Conflicts {
 		s.Conflicts = append(s.Conflicts, c.Entry.ID+"@"+strings.Join(c.Nodes, "+"))
 	}
@@ -68,6 +72,22 @@ func summarize(p plan) summary {
 	}
 	sort.Strings(s.Present)
 	sort.Strings(s.Blocked)
+	return s
+}
+
+// deleteSummary is "id@node" for a stale marked entry, with " departed
+// <key>" or " vanished" for the unmarked ones.
+func deleteSummary(d deletion) string {
+	s := d.Entry.ID + "@" + d.Node
+	switch d.Why {
+	case whyStale:
+	case whyDeparted:
+		s += " departed " + d.Departed
+	case whyVanished:
+		s += " vanished"
+	default:
+		s += " why " + d.Why
+	}
 	return s
 }
 
@@ -91,6 +111,13 @@ func TestDiff(t *testing.T) {
 		ExcludedNodes:     map[string]bool{"ex": true, "unk": true},
 		ExcludedInstances: map[string]bool{"i-ex": true, "i-unk": true},
 		Released:          map[string]bool{"ex": true},
+		Instances:         map[string]bool{"i-1": true, "i-2": true, "i-ex": true, "i-unk": true},
+	}
+	// gone3 was deleted with podCIDR .3 via i-3; i-dead exists no more.
+	gone := func(ns nodeSet) nodeSet {
+		ns.Departed = []departed{{Node: "gone3", Instance: "i-3", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.3.0/24"), netip.MustParsePrefix("10.244.4.0/24")}}}
+		ns.Vanished = map[string]bool{"i-dead": true, "i-2": true}
+		return ns
 	}
 	tables := []string{"vtb-a", "vtb-b"}
 	ecmp := ent("rte-ecmp", "vtb-a", "10.244.9.0/24", "", "")
@@ -99,6 +126,7 @@ func TestDiff(t *testing.T) {
 	pending.Status = "Pending"
 	cases := []struct {
 		name    string
+		nodes   func(nodeSet) nodeSet
 		entries map[string][]entry
 		want    summary
 	}{
@@ -144,15 +172,15 @@ func TestDiff(t *testing.T) {
 			},
 		},
 		{
-			name: "unmarked entries of the existing CCM are adopted and marked in every table",
+			name: "unmarked entries of the existing CCM are adopted as they are in every table, busy or not",
 			entries: map[string][]entry{
-				"vtb-a": {ent("rte-old1", "vtb-a", "10.244.1.0/24", "i-1", ""), ent("rte-old2", "vtb-a", "10.244.2.0/24", "i-2", "")},
+				"vtb-a": {ent("rte-old1", "vtb-a", "10.244.1.0/24", "i-1", ""), withStatus(ent("rte-old2", "vtb-a", "10.244.2.0/24", "i-2", ""), "Pending")},
 				"vtb-b": {ent("rte-old3", "vtb-b", "10.244.1.0/24", "i-1", "")},
 			},
 			want: summary{
 				Creates: []string{"vtb-b:10.244.2.0/24>i-2"},
 				Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24"},
-				Marks:   []string{"rte-old1@n1", "rte-old2@n2", "rte-old3@n1"},
+				Adopted: []string{"rte-old1@n1", "rte-old2@n2", "rte-old3@n1"},
 			},
 		},
 		{
@@ -164,14 +192,14 @@ func TestDiff(t *testing.T) {
 			want: summary{Present: []string{"vtb-a:10.244.1.0/24", "vtb-a:10.244.2.0/24", "vtb-b:10.244.1.0/24", "vtb-b:10.244.2.0/24"}},
 		},
 		{
-			name: "busy unmarked entries are marked later",
+			name: "busy handed-off entries are marked again later",
 			entries: map[string][]entry{
 				"vtb-a": {
-					withStatus(ent("rte-p", "vtb-a", "10.244.1.0/24", "i-1", ""), "Pending"),
-					withStatus(ent("rte-m", "vtb-a", "10.244.2.0/24", "i-2", ""), "Modifying"),
+					withStatus(ent("rte-p", "vtb-a", "10.244.1.0/24", "i-1", releasedDescription(testCluster, "n1")), "Pending"),
+					withStatus(ent("rte-m", "vtb-a", "10.244.2.0/24", "i-2", releasedDescription(testCluster, "n2")), "Modifying"),
 				},
 				// A status the cloud may add later does not hold marking back.
-				"vtb-b": {withStatus(ent("rte-odd", "vtb-b", "10.244.1.0/24", "i-1", ""), "SomethingNew")},
+				"vtb-b": {withStatus(ent("rte-odd", "vtb-b", "10.244.1.0/24", "i-1", releasedDescription(testCluster, "n1")), "SomethingNew")},
 			},
 			want: summary{
 				Creates:  []string{"vtb-b:10.244.2.0/24>i-2"},
@@ -193,9 +221,10 @@ func TestDiff(t *testing.T) {
 				},
 			},
 			want: summary{
-				Conflicts: []string{"rte-via-node@", "rte-swapped@n1", "rte-left@"},
-				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+				Conflicts:  []string{"rte-via-node@", "rte-swapped@n1", "rte-left@"},
+				Creates:    []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Blocked:    []string{"vtb-a:10.244.1.0/24"},
+				Unverified: []string{"i-3"},
 			},
 		},
 		{
@@ -220,9 +249,10 @@ func TestDiff(t *testing.T) {
 				},
 			},
 			want: summary{
-				Conflicts: []string{"rte-f1@n1", "rte-f2@n1+n2", "rte-f3@", "rte-other@n2", "rte-ecmp@"},
-				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-				Blocked:   []string{"vtb-a:10.244.1.0/24"},
+				Conflicts:  []string{"rte-f1@n1", "rte-f2@n1+n2", "rte-f3@", "rte-other@n2", "rte-ecmp@"},
+				Creates:    []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Blocked:    []string{"vtb-a:10.244.1.0/24"},
+				Unverified: []string{"i-foreign"},
 			},
 		},
 		{
@@ -302,10 +332,83 @@ func TestDiff(t *testing.T) {
 				Creates:   []string{"vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
 			},
 		},
+		{
+			name:  "a deleted Node's unmarked entries go, in every table, also on a podCIDR now another Node's; not via another instance",
+			nodes: gone,
+			entries: map[string][]entry{
+				"vtb-a": {
+					ent("rte-d3", "vtb-a", "10.244.3.0/24", "i-3", ""),
+					ent("rte-d4", "vtb-a", "10.244.4.0/24", "i-3", ""),
+					// Another Description is not the existing CCM's shape.
+					ent("rte-d3-user", "vtb-a", "10.244.4.0/25", "i-3", "made by hand"),
+					// Its podCIDR via another instance: not its route.
+					ent("rte-d3-other", "vtb-a", "10.244.3.0/25", "i-9", ""),
+				},
+				"vtb-b": {ent("rte-d3b", "vtb-b", "10.244.3.0/24", "i-3", "")},
+			},
+			want: summary{
+				Deletes:    []string{"rte-d3@gone3 departed gone3/i-3", "rte-d4@gone3 departed gone3/i-3", "rte-d3b@gone3 departed gone3/i-3"},
+				Conflicts:  []string{"rte-d3-user@", "rte-d3-other@"},
+				Creates:    []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Unverified: []string{"i-9"},
+			},
+		},
+		{
+			name: "a deleted Node's unmarked entry on a podCIDR reused by a Node goes and the Node's route is created",
+			nodes: func(ns nodeSet) nodeSet {
+				ns.Departed = []departed{{Node: "old", Instance: "i-old", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24")}}}
+				return ns
+			},
+			entries: map[string][]entry{"vtb-a": {ent("rte-reused", "vtb-a", "10.244.1.0/24", "i-old", "")}},
+			want: summary{
+				Deletes: []string{"rte-reused@n1 departed old/i-old"},
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+			},
+		},
+		{
+			name:  "unmarked entries via a vanished instance of no Node go; via a Node's instance, with a Description, or outside the cluster CIDR they stay",
+			nodes: gone,
+			entries: map[string][]entry{
+				"vtb-a": {
+					ent("rte-dead", "vtb-a", "10.244.90.0/24", "i-dead", ""),
+					ent("rte-dead-blocking", "vtb-a", "10.244.1.0/24", "i-dead", ""),
+					ent("rte-dead-user", "vtb-a", "10.244.91.0/24", "i-dead", "made by hand"),
+					ent("rte-dead-out", "vtb-a", "172.16.0.0/24", "i-dead", ""),
+					// i-2 is reported gone, but a listed Node names it.
+					ent("rte-node-inst", "vtb-a", "10.244.92.0/24", "i-2", ""),
+					ent("rte-unknown", "vtb-a", "10.244.93.0/24", "i-alive", ""),
+				},
+			},
+			want: summary{
+				Deletes:    []string{"rte-dead@ vanished", "rte-dead-blocking@n1 vanished"},
+				Conflicts:  []string{"rte-dead-user@", "rte-node-inst@", "rte-unknown@"},
+				Creates:    []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Unverified: []string{"i-alive"},
+			},
+		},
+		{
+			name: "excluded and left-alone Nodes' unmarked entries stay even via a vanished instance or as a deleted Node's route",
+			nodes: func(ns nodeSet) nodeSet {
+				ns = gone(ns)
+				ns.Vanished = map[string]bool{"i-ex": true, "i-unk": true}
+				ns.Departed = []departed{{Node: "was-unk", Instance: "i-unk", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.60.0/24")}}}
+				return ns
+			},
+			entries: map[string][]entry{
+				"vtb-a": {ent("rte-ex", "vtb-a", "10.244.50.0/24", "i-ex", ""), ent("rte-unk", "vtb-a", "10.244.60.0/24", "i-unk", "")},
+			},
+			want: summary{
+				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := summarize(diff(testCluster, testCIDRs, tables, nodes, tc.entries))
+			ns := nodes
+			if tc.nodes != nil {
+				ns = tc.nodes(ns)
+			}
+			got := summarize(diff(testCluster, testCIDRs, tables, ns, tc.entries))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("plan\n got %+v\nwant %+v", got, tc.want)
 			}

@@ -29,7 +29,9 @@ const (
 	// EventSyncRouteFailed (Warning): a stale entry of the Node could not be deleted.
 	EventSyncRouteFailed = "SyncRouteFailed"
 	// EventAdoptedRoute (Normal): an unmarked entry serving the Node (the
-	// existing CCM's) was marked as this cluster's.
+	// existing CCM's) is used as its route, without a write; sent once per
+	// entry per process. Also sent when an entry this cluster had handed
+	// off is marked as the Node's again.
 	EventAdoptedRoute = "AdoptedRoute"
 	// EventReleasedRoute (Normal): an entry this cluster created for the
 	// Node, now excluded, was handed off: it is no longer managed and is
@@ -61,6 +63,9 @@ type outcome struct {
 	retry []error
 	// unreleased are the Nodes with an entry whose hand-off failed.
 	unreleased map[string]bool
+	// undeleted are the deleted Nodes (departed.key) with an unmarked
+	// entry whose deletion failed.
+	undeleted map[string]bool
 }
 
 // reconcile is one pass over every route table.
@@ -90,7 +95,7 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	}
 	ns, skips := nodesToTargets(all, c.clusterCIDRs, c.cloud.Region())
 	ns = c.ipv6Targets(ctx, ns, byName)
-	gone := c.withGoneNodes(ns, byName)
+	gone := c.withGoneNodes(&ns, byName)
 	for _, s := range skips {
 		logger.V(4).Info("Node gets no route", "node", s.Node, "reason", s.Reason)
 	}
@@ -107,7 +112,15 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 		entries[t] = es
 	}
 	pl := diff(c.opts.ClusterID, c.clusterCIDRs, listed, ns, entries)
+	if len(pl.Unverified) > 0 {
+		// Plan again with the answer: only unmarked routes via instances
+		// of no Node cost a DescribeInstances, and at most one a resync.
+		if ns.Vanished = c.vanishedAmong(ctx, pl.Unverified); len(ns.Vanished) > 0 {
+			pl = diff(c.opts.ClusterID, c.clusterCIDRs, listed, ns, entries)
+		}
+	}
 	c.reportConflicts(logger, listed, pl.Conflicts, byName)
+	c.announceAdopted(logger, len(listed) == len(tables), pl.Adopted, byName)
 	out := c.apply(ctx, listed, pl, byName)
 	errs = append(errs, out.retry...)
 	if len(pl.Deferred) > 0 {
@@ -124,11 +137,40 @@ func (c *Controller) reconcile(ctx context.Context) (err error) {
 	// A table that could not be listed leaves every Node's state unknown.
 	if len(listed) == len(tables) {
 		errs = append(errs, c.updateConditions(ctx, tables, ns, out.have, byName)...)
-		c.forgetGoneExcluded(gone, out.unreleased)
+		c.forgetGone(gone, out.unreleased, out.undeleted)
 	}
 	logger.V(2).Info("Route pass done", "tables", len(tables), "routes", len(ns.Targets)*len(tables),
-		"created", len(pl.Creates), "deleted", len(pl.Deletes), "marked", len(pl.Marks), "conflicts", len(pl.Conflicts), "duration", time.Since(start))
+		"created", len(pl.Creates), "deleted", len(pl.Deletes), "marked", len(pl.Marks), "adopted", len(pl.Adopted),
+		"conflicts", len(pl.Conflicts), "duration", time.Since(start))
 	return errors.Join(errs...)
+}
+
+// announceAdopted tells each Node once that an unmarked entry (the existing
+// CCM's) is used as its route. With every table listed (complete), entries
+// no longer adopted are forgotten, so that one adopted again is told again.
+func (c *Controller) announceAdopted(logger klog.Logger, complete bool, adopted []adoption, byName map[string]*corev1.Node) {
+	now := map[string]bool{}
+	for _, a := range adopted {
+		e := a.Entry
+		now[e.ID] = true
+		if c.announced[e.ID] {
+			continue
+		}
+		c.announced[e.ID] = true
+		entriesAdopted.WithLabelValues(e.Table).Inc()
+		logger.Info("Using unmarked route as the Node's route, unchanged", "routeTable", e.Table, "entry", e.ID,
+			"destination", e.Dst, "nextHop", e.HopID, "node", a.Node)
+		c.recorder.Eventf(nodeRef(byName, a.Node), corev1.EventTypeNormal, EventAdoptedRoute,
+			"Route %s via %s in route table %s (unmarked, as the existing CCM leaves them) is used as this Node's route, unchanged", e.Dst, e.HopID, e.Table)
+	}
+	if !complete {
+		return
+	}
+	for id := range c.announced {
+		if !now[id] {
+			delete(c.announced, id)
+		}
+	}
 }
 
 // nodeRef returns the object to put a Node's events on, even once the Node
@@ -145,7 +187,7 @@ func nodeRef(byName map[string]*corev1.Node, name string) runtime.Object {
 // one Node's problem never holds back the others.
 func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName map[string]*corev1.Node) outcome {
 	logger := klog.FromContext(ctx)
-	out := outcome{have: map[routeKey]bool{}, unreleased: map[string]bool{}}
+	out := outcome{have: map[routeKey]bool{}, unreleased: map[string]bool{}, undeleted: map[string]bool{}}
 	for k := range pl.Present {
 		out.have[k] = true
 	}
@@ -162,7 +204,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			failed, err := c.deleteBatch(ctx, table, batch)
 			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased, undeleted: out.undeleted}
 			}
 			for _, d := range batch {
 				f, bad := failure(err, failed, d.Entry.ID, normalize(d.Entry.Dst))
@@ -172,7 +214,8 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 				if !bad {
 					entriesDeleted.WithLabelValues(table).Inc()
 					observeLegacy(verbDelete, took)
-					logger.Info("Deleted route", "routeTable", table, "entry", d.Entry.ID, "destination", d.Entry.Dst, "nextHop", d.Entry.HopID, "node", d.Node)
+					logger.Info("Deleted route", "routeTable", table, "entry", d.Entry.ID, "destination", d.Entry.Dst, "nextHop", d.Entry.HopID,
+						"node", d.Node, "reason", d.Why)
 					if d.Node != "" {
 						c.recorder.Eventf(nodeRef(byName, d.Node), corev1.EventTypeNormal, EventDeletedRoute,
 							"Deleted route %s via %s from route table %s", d.Entry.Dst, d.Entry.HopID, table)
@@ -180,6 +223,9 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 					continue
 				}
 				deleteFailed[routeKey{table, normalize(d.Entry.Dst)}] = true
+				if d.Departed != "" {
+					out.undeleted[d.Departed] = true
+				}
 				entryFailures.WithLabelValues("delete", codeLabel(f.Code)).Inc()
 				out.retry = append(out.retry, fmt.Errorf("delete route %s (%s) from route table %s: %s: %s", d.Entry.ID, d.Entry.Dst, table, f.Code, f.Message))
 				if d.Node != "" && !cloud.Classify(f.Code, 400).Retryable() {
@@ -203,7 +249,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			failed, err := c.createBatch(ctx, table, batch)
 			took := time.Since(began)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased, undeleted: out.undeleted}
 			}
 			for _, cr := range batch {
 				dst := cr.Target.CIDR.String()
@@ -236,8 +282,8 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			}
 		}
 	}
-	// Marks come last: the adopted routes already forward, so the Nodes'
-	// missing routes must not wait behind one call per adopted entry.
+	// Marks come last: the re-marked routes already forward, so the Nodes'
+	// missing routes must not wait behind one call per marked entry.
 	for _, table := range tables {
 		for _, m := range pl.Marks {
 			if m.Entry.Table != table {
@@ -245,7 +291,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 			}
 			err := c.markEntry(ctx, m)
 			if err != nil && ctx.Err() != nil {
-				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased}
+				return outcome{have: out.have, retry: append(out.retry, err), unreleased: out.unreleased, undeleted: out.undeleted}
 			}
 			if err == nil {
 				if m.Release {
@@ -257,7 +303,7 @@ func (c *Controller) apply(ctx context.Context, tables []string, pl plan, byName
 					continue
 				}
 				entriesAdopted.WithLabelValues(table).Inc()
-				logger.Info("Marked adopted route as this cluster's", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "nextHop", m.Entry.HopID, "node", m.Node)
+				logger.Info("Marked handed-off route as this cluster's again", "routeTable", table, "entry", m.Entry.ID, "destination", m.Entry.Dst, "nextHop", m.Entry.HopID, "node", m.Node)
 				c.recorder.Eventf(nodeRef(byName, m.Node), corev1.EventTypeNormal, EventAdoptedRoute,
 					"Marked route %s via %s in route table %s as this cluster's", m.Entry.Dst, m.Entry.HopID, table)
 				continue
