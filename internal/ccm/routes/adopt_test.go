@@ -1,173 +1,245 @@
 package routes_test
 
 import (
+	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
-// seeded are the unmarked entries a test seeds before the controller runs,
-// as the existing CCM and a user leave them.
-type seeded struct {
-	// node is the Node whose route the existing CCM made: adopted is its
-	// entry, cidr its podCIDR.
-	node, cidr, adopted string
-	// userCIDR via a non-Node instance and viaNodeCIDR via the Node's
-	// instance are the user's: they match no Node's route.
-	userCIDR, user, viaNodeCIDR, viaNode string
+// migrated is a route table set as the existing CCM leaves it, with the
+// user's unmarked entries next to it.
+type migrated struct {
+	// nodes are the Nodes, instances[i] and podCIDR(base+i) each; entries
+	// their unmarked entries, one per table.
+	nodes   []string
+	cidrs   []string
+	entries [][]string
+	// user is the user's unmarked entry inside the cluster CIDR via an
+	// instance that is no Node; outside an unmarked entry outside the
+	// cluster CIDR via Node 0's instance. Both must stay byte-identical.
+	user, outside string
 }
 
-// TestAdoptionMarksExistingCCMRoutes: an unmarked entry on a Node's podCIDR
-// via its instance (as the existing CCM leaves them) gets our marker with
-// exactly one ModifyRouteEntry and no create or delete; from then on it is
-// ours, so it goes with its Node and is replaced for a Node reusing its
-// podCIDR; unmarked entries matching no Node are never touched.
-func TestAdoptionMarksExistingCCMRoutes(t *testing.T) {
+// TestMigrationFromExistingCCM: routes as the existing CCM leaves them
+// (empty Description, a Node's podCIDR via its instance) are used as they
+// are: 0 cloud writes over several passes, and the Nodes get RouteCreated.
+// Their cleanup is kept: a deleted Node's entry goes, from its delete event
+// or, when the controller was down meanwhile, once its instance is gone;
+// a reused podCIDR gets the new Node's route. The user's unmarked entries
+// (to an existing instance that is no Node, outside the cluster CIDR) stay
+// byte-identical throughout.
+func TestMigrationFromExistingCCM(t *testing.T) {
 	t.Parallel()
+	const nodes = 3
 	cases := []struct {
-		name  string
-		label string
-		base  int
-		// pendingFor keeps the adopted entry Pending that long after it is
-		// seeded, so the controller first sees it busy.
-		pendingFor time.Duration
-		// then changes the Nodes after the adoption and returns the routes
-		// of the Nodes expected afterwards.
-		then func(h *harness, s seeded) want
-		// check runs last, on the table's entries.
-		check func(t *testing.T, h *harness, s seeded, list []vpc.RouteEntry)
+		name, label string
+		base        int
+		// remove takes Node 0 away, stop stopping the running controller;
+		// it returns the routes wanted afterwards for podCIDR(base).
+		remove func(t *testing.T, h *harness, m migrated, stop func()) want
+		// creates are the CreateRouteEntries entries the removal costs.
+		creates int
 	}{
 		{
-			name: "node deleted: the adopted entry goes", label: "adopt-del", base: 70,
-			then: func(h *harness, s seeded) want { h.deleteNode(s.node); return want{} },
-			check: func(t *testing.T, h *harness, s seeded, _ []vpc.RouteEntry) {
-				h.expectEvent(5*time.Second, s.node, routes.EventDeletedRoute, s.cidr)
+			name: "node deleted while running: its entries go (delete event)", label: "mig-del", base: 100,
+			remove: func(t *testing.T, h *harness, m migrated, _ func()) want {
+				h.deleteNode(m.nodes[0])
+				return want{}
 			},
 		},
 		{
-			name: "podCIDR reused by a new node: one entry, to the new node", label: "adopt-reuse", base: 74,
-			then: func(h *harness, s seeded) want {
-				h.deleteNode(s.node)
-				h.addNode(h.nodeName(1), h.instances[1], s.cidr)
-				return want{s.cidr: h.instances[1]}
-			},
-			check: func(t *testing.T, h *harness, s seeded, list []vpc.RouteEntry) {
-				var on []vpc.RouteEntry
-				for _, e := range list {
-					if e.DestinationCidrBlock == s.cidr {
-						on = append(on, e)
-					}
-				}
-				if len(on) != 1 || nextHop(on[0]) != h.instances[1] || on[0].RouteEntryId == s.adopted ||
-					on[0].Description != "k8s/"+clusterID+"/"+h.nodeName(1) {
-					t.Errorf("entries for %s: %+v; want one, new, via %s, marked for %s", s.cidr, on, h.instances[1], h.nodeName(1))
-				}
-				h.expectCondition(10*time.Second, h.nodeName(1), corev1.ConditionFalse, routes.ReasonRouteCreated)
+			name: "node deleted and its instance released while stopped: its entries go (fallback)", label: "mig-restart", base: 110,
+			remove: func(t *testing.T, h *harness, m migrated, stop func()) want {
+				stop()
+				h.deleteNode(m.nodes[0])
+				h.expectGone(m.nodes[0])
+				h.releaseInstance(h.instances[0])
+				h.start(nil)
+				return want{}
 			},
 		},
 		{
-			name: "pending when first seen: marked once it settles", label: "adopt-pend", base: 78, pendingFor: 2 * time.Second,
-			then: func(h *harness, s seeded) want { h.deleteNode(s.node); return want{} },
+			name: "node deleted, its podCIDR given to a new node: replaced", label: "mig-reuse", base: 120, creates: 2,
+			remove: func(t *testing.T, h *harness, m migrated, _ func()) want {
+				h.deleteNode(m.nodes[0])
+				h.addNode(h.nodeName(nodes), h.instances[nodes+1], m.cidrs[0])
+				return want{m.cidrs[0]: h.instances[nodes+1]}
+			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, tc.label, 3, 0)
-			table := h.tables[0]
-			s := seeded{
-				node: h.nodeName(0), cidr: podCIDR(tc.base),
-				userCIDR: podCIDR(tc.base + 1), viaNodeCIDR: podCIDR(tc.base + 2),
+			// Instances: one per Node, one that is no Node, one spare.
+			h := newHarness(t, tc.label, nodes+2, 1)
+			other := h.instances[nodes]
+			var m migrated
+			w := want{}
+			for i := 0; i < nodes; i++ {
+				m.nodes = append(m.nodes, h.nodeName(i))
+				m.cidrs = append(m.cidrs, podCIDR(tc.base+i))
+				var ids []string
+				for _, table := range h.tables {
+					ids = append(ids, h.createEntry(table, m.cidrs[i], h.instances[i], ""))
+				}
+				m.entries = append(m.entries, ids)
+				w[m.cidrs[i]] = h.instances[i]
 			}
-			// The user's entries first, so that the adopted one is the
-			// freshest, still Pending when the controller starts.
-			s.user = h.createEntry(table, s.userCIDR, h.instances[2], "")
-			s.viaNode = h.createEntry(table, s.viaNodeCIDR, h.instances[0], "")
-			if tc.pendingFor > 0 {
-				setRouteDelay(t, h, tc.pendingFor)
+			m.user = h.createEntry(h.tables[0], podCIDR(tc.base+nodes), other, "")
+			m.outside = h.createEntry(h.tables[0], "172.16.9.0/24", h.instances[0], "")
+			untouched := map[string]vpc.RouteEntry{}
+			for _, id := range []string{m.user, m.outside} {
+				poll(t, 5*time.Second, "entry "+id+" settled", func() error {
+					if e := h.entryByID(h.tables[0], id); e.Status != "Available" {
+						return fmt.Errorf("status %s", e.Status)
+					}
+					return nil
+				})
+				untouched[id] = h.entryByID(h.tables[0], id)
 			}
-			s.adopted = h.createEntry(table, s.cidr, h.instances[0], "")
-			setRouteDelay(t, h, routeDelay)
+			// The existing CCM's Nodes, already there when ours starts.
+			for i := 0; i < nodes; i++ {
+				h.addNode(m.nodes[i], h.instances[i], m.cidrs[i])
+			}
 			seq := h.lastSeq()
-			if tc.pendingFor > 0 {
-				if e := h.entryByID(table, s.adopted); e.Status != "Pending" {
-					t.Fatalf("seeded entry is %s, want Pending", e.Status)
+			stop := h.start(nil)
+			began := time.Now()
+			for _, n := range m.nodes {
+				h.expectCondition(10*time.Second, n, corev1.ConditionFalse, routes.ReasonRouteCreated)
+			}
+			time.Sleep(3 * time.Second) // three resyncs
+			if wr := h.cloudWrites(seq); len(wr) != 0 {
+				t.Errorf("the switch wrote to the cloud: %v", wr)
+			}
+			checks := len(h.describeInstances(seq))
+			bound := int(time.Since(began)/time.Second) + 1
+			t.Logf("switch over %d Nodes in %d tables: 0 writes, %d DescribeInstances in %v (resync 1s)", nodes, len(h.tables), checks, time.Since(began).Round(100*time.Millisecond))
+			if checks == 0 || checks > bound {
+				t.Errorf("%d DescribeInstances for the user's entry, want 1..%d (one per resync at most)", checks, bound)
+			}
+			for i, n := range m.nodes {
+				got := h.eventCounts(n, routes.EventAdoptedRoute)
+				if len(got) != len(h.tables) {
+					t.Errorf("Node %s: AdoptedRoute events %v, want one per table", n, got)
+				}
+				for msg, count := range got {
+					if count != 1 {
+						t.Errorf("Node %s: AdoptedRoute %q sent %d times, want once", n, msg, count)
+					}
+				}
+				for j, table := range h.tables {
+					if e := h.entryByID(table, m.entries[i][j]); e.Description != "" {
+						t.Errorf("adopted entry %s was rewritten: %+v", e.RouteEntryId, e)
+					}
 				}
 			}
 
-			h.start(nil)
-			adoptStart := time.Now()
-			h.addNode(s.node, h.instances[0], s.cidr)
-			poll(t, 10*time.Second+tc.pendingFor, "adopted entry marked", func() error {
-				if d := h.entryByID(table, s.adopted).Description; d != "k8s/"+clusterID+"/"+s.node {
-					return fmt.Errorf("Description %q", d)
-				}
-				return nil
-			})
-			t.Logf("adopted entry %s marked in %s", s.adopted, time.Since(adoptStart).Round(time.Millisecond))
-			h.expectCondition(10*time.Second, s.node, corev1.ConditionFalse, routes.ReasonRouteCreated)
-			h.expectEvent(5*time.Second, s.node, routes.EventAdoptedRoute, s.cidr)
-			time.Sleep(2500 * time.Millisecond) // a few more resyncs: the mark is written once
-			calls := h.routeCalls(seq)
-			t.Logf("after adoption: %s", calls)
-			if calls.modifyOK != 1 || calls.modifyFailed != 0 || calls.modified[s.adopted] != 1 {
-				t.Errorf("ModifyRouteEntry: %d OK (%v), %d failed %v; want exactly one OK, for %s", calls.modifyOK, calls.modified, calls.modifyFailed, calls.codes, s.adopted)
+			seq = h.lastSeq()
+			after := tc.remove(t, h, m, stop)
+			delete(w, m.cidrs[0])
+			for dst, inst := range after {
+				w[dst] = inst
 			}
-			if calls.creates != 0 || calls.deletes != 0 {
-				t.Errorf("adoption made %d CreateRouteEntries and %d DeleteRouteEntries calls, want none", calls.creates, calls.deletes)
-			}
-			if e := h.entryByID(table, s.adopted); nextHop(e) != h.instances[0] || e.DestinationCidrBlock != s.cidr {
-				t.Errorf("adopted entry changed: %+v", e)
-			}
-
-			w := tc.then(h, s)
-			w[s.userCIDR], w[s.viaNodeCIDR] = h.instances[2], h.instances[0]
-			h.expectRoutes(15*time.Second, h.tables, w)
+			h.expectRoutes(15*time.Second, h.tables[1:], w)
+			w[podCIDR(tc.base+nodes)] = other
+			h.expectRoutes(time.Second, h.tables[:1], w)
 			time.Sleep(1500 * time.Millisecond) // another resync or so
-			list, err := h.entryList(table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range list {
-				if e.RouteEntryId == s.adopted {
-					t.Errorf("adopted entry %s is still there: %+v", s.adopted, e)
+			calls := h.routeCalls(seq)
+			t.Logf("removal: %s, DescribeInstances %d", calls, len(h.describeInstances(seq)))
+			for _, id := range m.entries[0] {
+				if calls.deleted[id] != 1 {
+					t.Errorf("entry %s of the removed Node deleted %d times, want once", id, calls.deleted[id])
 				}
 			}
-			if tc.check != nil {
-				tc.check(t, h, s, list)
+			if len(calls.deleted) != len(h.tables) || calls.modifyOK+calls.modifyFailed != 0 {
+				t.Errorf("deleted %v and %d ModifyRouteEntry, want only the removed Node's %v", calls.deleted, calls.modifyOK+calls.modifyFailed, m.entries[0])
 			}
-
-			// The user's entries, untouched throughout.
-			for id, hop := range map[string]string{s.user: h.instances[2], s.viaNode: h.instances[0]} {
-				if e := h.entryByID(table, id); e.Description != "" || nextHop(e) != hop {
-					t.Errorf("user's entry changed: %+v", e)
+			if n, refused := h.created(seq, m.cidrs[0]); n != tc.creates {
+				t.Errorf("%d entries created for %s (refused: %v), want %d", n, m.cidrs[0], refused, tc.creates)
+			}
+			for id, before := range untouched {
+				if got := h.entryByID(h.tables[0], id); !reflect.DeepEqual(got, before) {
+					t.Errorf("the user's entry changed:\n got %+v\nwant %+v", got, before)
 				}
-			}
-			calls = h.routeCalls(seq)
-			t.Logf("whole test: %s", calls)
-			if calls.modifyOK != 1 || calls.modified[s.user] != 0 || calls.modified[s.viaNode] != 0 {
-				t.Errorf("ModifyRouteEntry calls %v, want only the adoption's", calls.modified)
-			}
-			if calls.deleted[s.user] != 0 || calls.deleted[s.viaNode] != 0 {
-				t.Errorf("DeleteRouteEntries named the user's entries: %v", calls.deleted)
 			}
 		})
 	}
 }
 
-func setRouteDelay(t *testing.T, h *harness, d time.Duration) {
-	t.Helper()
-	if err := h.env.Emulator.Store.Settings().SetDelay(store.DelayRouteEntry, d); err != nil {
-		t.Fatal(err)
+// created counts the entries for dst that CreateRouteEntries calls since
+// seq created, with the codes of the refused calls.
+func (h *harness) created(afterSeq uint64, dst string) (int, []string) {
+	n := 0
+	var refused []string
+	for _, r := range h.env.Emulator.Requests(gateway.RequestFilter{Product: "vpc", Action: "CreateRouteEntries", AfterSeq: afterSeq}) {
+		for i := 1; r.Params[fmt.Sprintf("RouteEntries.%d.RouteTableId", i)] != ""; i++ {
+			if r.Params[fmt.Sprintf("RouteEntries.%d.DstCidrBlock", i)] != dst {
+				continue
+			}
+			if r.Code == gateway.CodeOK {
+				n++
+			} else {
+				refused = append(refused, r.Code)
+			}
+		}
 	}
+	return n, refused
+}
+
+// releaseInstance deletes an instance from the emulator, as releasing it
+// in the console would; its routes stay, routing to nothing.
+func (h *harness) releaseInstance(id string) {
+	h.t.Helper()
+	req := ecs.CreateDeleteInstanceRequest()
+	req.InstanceId, req.Force = id, requests.NewBoolean(true)
+	if _, err := h.env.ECS(h.t).DeleteInstance(req); err != nil {
+		h.t.Fatalf("release instance %s: %v", id, err)
+	}
+}
+
+// cloudWrites are the calls since seq other than reads, by action.
+func (h *harness) cloudWrites(afterSeq uint64) map[string]int {
+	out := map[string]int{}
+	for _, r := range h.env.Emulator.Requests(gateway.RequestFilter{AfterSeq: afterSeq}) {
+		if !strings.HasPrefix(r.Action, "Describe") && !strings.HasPrefix(r.Action, "List") && !strings.HasPrefix(r.Action, "Get") {
+			out[r.Action]++
+		}
+	}
+	return out
+}
+
+// describeInstances are the DescribeInstances calls since seq.
+func (h *harness) describeInstances(afterSeq uint64) []gateway.RequestRecord {
+	return h.env.Emulator.Requests(gateway.RequestFilter{Product: "ecs", Action: "DescribeInstances", AfterSeq: afterSeq})
+}
+
+// eventCounts returns a Node's events with reason, by message, with how
+// many times each was sent (the recorder folds repeats into a count).
+func (h *harness) eventCounts(node, reason string) map[string]int32 {
+	h.t.Helper()
+	list, err := h.kube.CoreV1().Events(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + node + ",reason=" + reason,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[string]int32{}
+	for _, e := range list.Items {
+		out[e.Message] += e.Count
+	}
+	return out
 }
 
 // entryList lists a table's custom entries through the VPC SDK, every one
@@ -242,7 +314,9 @@ func (h *harness) routeCalls(afterSeq uint64) routeCallCounts {
 				continue
 			}
 			c.deletes++
-			c.deleted[r.Params["RouteEntryId"]]++
+			if id := r.Params["RouteEntryId"]; id != "" {
+				c.deleted[id]++
+			}
 			for i := 1; r.Params[fmt.Sprintf("RouteEntries.%d.RouteTableId", i)] != ""; i++ {
 				c.deleted[r.Params[fmt.Sprintf("RouteEntries.%d.RouteEntryId", i)]]++
 			}
