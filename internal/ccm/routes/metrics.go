@@ -42,7 +42,7 @@ var (
 		Namespace:      "alicloud",
 		Subsystem:      "route",
 		Name:           "entries_adopted_total",
-		Help:           "Unmarked route entries of the cluster's Nodes marked as the cluster's by the route controller, by route table.",
+		Help:           "Unmarked route entries (the existing CCM's) used as a Node's route without a write, once per entry per process, and handed-off entries marked as a Node's again, by route table.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"route_table"})
 	entriesReleased = metrics.NewCounterVec(&metrics.CounterOpts{
