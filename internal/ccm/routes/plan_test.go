@@ -120,6 +120,8 @@ func TestDiff(t *testing.T) {
 		return ns
 	}
 	tables := []string{"vtb-a", "vtb-b"}
+	// everyCreate is both Nodes' route in both tables.
+	everyCreate := []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}
 	ecmp := ent("rte-ecmp", "vtb-a", "10.244.9.0/24", "", "")
 	ecmp.HopType = "ECMP"
 	pending := ent("rte-p", "vtb-a", "10.244.1.0/24", "i-1", mark("n1"))
@@ -132,7 +134,7 @@ func TestDiff(t *testing.T) {
 	}{
 		{
 			name: "empty tables: every Node in every table",
-			want: summary{Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}},
+			want: summary{Creates: everyCreate},
 		},
 		{
 			name: "all present: nothing to do",
@@ -168,7 +170,7 @@ func TestDiff(t *testing.T) {
 			},
 			want: summary{
 				Deletes: []string{"rte-x@n1", "rte-2@n2"},
-				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates: everyCreate,
 			},
 		},
 		{
@@ -234,7 +236,7 @@ func TestDiff(t *testing.T) {
 			},
 			want: summary{
 				Deletes: []string{"rte-gone@gone", "rte-reused@n2"},
-				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates: everyCreate,
 			},
 		},
 		{
@@ -267,7 +269,7 @@ func TestDiff(t *testing.T) {
 				},
 			},
 			want: summary{
-				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates: everyCreate,
 				// The excluded Node's entry is not deleted but handed off.
 				Marks: []string{"rte-ex2@ex released"},
 			},
@@ -283,7 +285,7 @@ func TestDiff(t *testing.T) {
 				"vtb-b": {withStatus(ent("rte-ex-p", "vtb-b", "10.244.50.0/24", "i-ex", mark("ex")), "Pending")},
 			},
 			want: summary{
-				Creates:  []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates:  everyCreate,
 				Marks:    []string{"rte-ex@ex released"},
 				Deferred: []string{"rte-ex-p@ex released"},
 			},
@@ -293,7 +295,7 @@ func TestDiff(t *testing.T) {
 			entries: map[string][]entry{
 				"vtb-a": {ent("rte-unk", "vtb-a", "10.244.60.0/24", "i-unk", mark("unk")), ent("rte-unk-old", "vtb-a", "10.244.61.0/24", "i-9", mark("unk"))},
 			},
-			want: summary{Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"}},
+			want: summary{Creates: everyCreate},
 		},
 		{
 			name: "handed-off entries: left alone after their Node is gone, a conflict for a Node reusing the podCIDR, adopted again via the Node's instance",
@@ -318,7 +320,7 @@ func TestDiff(t *testing.T) {
 			},
 			want: summary{
 				Conflicts: []string{"rte-other@"},
-				Creates:   []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates:   everyCreate,
 			},
 		},
 		{
@@ -333,7 +335,7 @@ func TestDiff(t *testing.T) {
 			},
 		},
 		{
-			name:  "a deleted Node's unmarked entries go, in every table, also on a podCIDR now another Node's; not via another instance",
+			name:  "unmarked entries go as a deleted Node's route (every table) or via a vanished instance of no Node; other shapes stay",
 			nodes: gone,
 			entries: map[string][]entry{
 				"vtb-a": {
@@ -343,14 +345,24 @@ func TestDiff(t *testing.T) {
 					ent("rte-d3-user", "vtb-a", "10.244.4.0/25", "i-3", "made by hand"),
 					// Its podCIDR via another instance: not its route.
 					ent("rte-d3-other", "vtb-a", "10.244.3.0/25", "i-9", ""),
+					ent("rte-dead", "vtb-a", "10.244.90.0/24", "i-dead", ""),
+					ent("rte-dead-blocking", "vtb-a", "10.244.1.0/24", "i-dead", ""),
+					ent("rte-dead-user", "vtb-a", "10.244.91.0/24", "i-dead", "made by hand"),
+					ent("rte-dead-out", "vtb-a", "172.16.0.0/24", "i-dead", ""),
+					// i-2 is reported gone, but a listed Node names it.
+					ent("rte-node-inst", "vtb-a", "10.244.92.0/24", "i-2", ""),
+					ent("rte-unknown", "vtb-a", "10.244.93.0/24", "i-alive", ""),
 				},
 				"vtb-b": {ent("rte-d3b", "vtb-b", "10.244.3.0/24", "i-3", "")},
 			},
 			want: summary{
-				Deletes:    []string{"rte-d3@gone3 departed gone3/i-3", "rte-d4@gone3 departed gone3/i-3", "rte-d3b@gone3 departed gone3/i-3"},
-				Conflicts:  []string{"rte-d3-user@", "rte-d3-other@"},
-				Creates:    []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-				Unverified: []string{"i-9"},
+				Deletes: []string{
+					"rte-d3@gone3 departed gone3/i-3", "rte-d4@gone3 departed gone3/i-3", "rte-dead@ vanished", "rte-dead-blocking@n1 vanished",
+					"rte-d3b@gone3 departed gone3/i-3",
+				},
+				Conflicts:  []string{"rte-d3-user@", "rte-d3-other@", "rte-dead-user@", "rte-node-inst@", "rte-unknown@"},
+				Creates:    everyCreate,
+				Unverified: []string{"i-9", "i-alive"},
 			},
 		},
 		{
@@ -362,28 +374,7 @@ func TestDiff(t *testing.T) {
 			entries: map[string][]entry{"vtb-a": {ent("rte-reused", "vtb-a", "10.244.1.0/24", "i-old", "")}},
 			want: summary{
 				Deletes: []string{"rte-reused@n1 departed old/i-old"},
-				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-			},
-		},
-		{
-			name:  "unmarked entries via a vanished instance of no Node go; via a Node's instance, with a Description, or outside the cluster CIDR they stay",
-			nodes: gone,
-			entries: map[string][]entry{
-				"vtb-a": {
-					ent("rte-dead", "vtb-a", "10.244.90.0/24", "i-dead", ""),
-					ent("rte-dead-blocking", "vtb-a", "10.244.1.0/24", "i-dead", ""),
-					ent("rte-dead-user", "vtb-a", "10.244.91.0/24", "i-dead", "made by hand"),
-					ent("rte-dead-out", "vtb-a", "172.16.0.0/24", "i-dead", ""),
-					// i-2 is reported gone, but a listed Node names it.
-					ent("rte-node-inst", "vtb-a", "10.244.92.0/24", "i-2", ""),
-					ent("rte-unknown", "vtb-a", "10.244.93.0/24", "i-alive", ""),
-				},
-			},
-			want: summary{
-				Deletes:    []string{"rte-dead@ vanished", "rte-dead-blocking@n1 vanished"},
-				Conflicts:  []string{"rte-dead-user@", "rte-node-inst@", "rte-unknown@"},
-				Creates:    []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
-				Unverified: []string{"i-alive"},
+				Creates: everyCreate,
 			},
 		},
 		{
@@ -398,7 +389,7 @@ func TestDiff(t *testing.T) {
 				"vtb-a": {ent("rte-ex", "vtb-a", "10.244.50.0/24", "i-ex", ""), ent("rte-unk", "vtb-a", "10.244.60.0/24", "i-unk", "")},
 			},
 			want: summary{
-				Creates: []string{"vtb-a:10.244.1.0/24>i-1", "vtb-a:10.244.2.0/24>i-2", "vtb-b:10.244.1.0/24>i-1", "vtb-b:10.244.2.0/24>i-2"},
+				Creates: everyCreate,
 			},
 		},
 	}
