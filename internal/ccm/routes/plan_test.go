@@ -474,6 +474,15 @@ func TestNodesToTargets(t *testing.T) {
 	if want := map[string]bool{"i-d": true, "i-e": true, "i-l": true, "i-n": true, "i-p": true, "i-q": true}; !reflect.DeepEqual(ns.ExcludedInstances, want) {
 		t.Errorf("excluded instances = %v, want %v", ns.ExcludedInstances, want)
 	}
+	// Every Node's instance, routed or not, keeps its unmarked entries
+	// from the vanished-instance fallback.
+	instances := map[string]bool{}
+	for _, id := range []string{"a", "b", "d", "e", "g", "i", "j", "k", "l", "m", "n", "o", "p", "q"} {
+		instances["i-"+id] = true
+	}
+	if !reflect.DeepEqual(ns.Instances, instances) {
+		t.Errorf("instances = %v, want %v", ns.Instances, instances)
+	}
 	// Only the excluded ones are released, being deleted or not.
 	if want := map[string]bool{"d": true, "e": true, "f": true, "q": true}; !reflect.DeepEqual(ns.Released, want) {
 		t.Errorf("released nodes = %v, want %v", ns.Released, want)
