@@ -296,8 +296,8 @@ type goneNodes struct {
 // entries are not stale yet: deleted excluded Nodes, whose entries are left
 // alone and handed off like a live excluded Node's, and Nodes whose delete
 // event is still on its way, left alone until that event brings the next
-// pass; and the other deleted Nodes (Departed), whose unmarked entries go. A
-// Node listed again under the name decides for itself.
+// pass; and the other deleted Nodes (Departed), whose unmarked entries go.
+// An excluded Node listed again under the name decides for itself.
 func (c *Controller) withGoneNodes(ns *nodeSet, byName map[string]*corev1.Node) goneNodes {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
@@ -317,11 +317,8 @@ func (c *Controller) withGoneNodes(ns *nodeSet, byName map[string]*corev1.Node) 
 		g.excluded = append(g.excluded, name)
 	}
 	for k, d := range c.departed {
-		if _, live := byName[d.Node]; live {
-			// Its route is the live Node's again, if it wants it.
-			delete(c.departed, k)
-			continue
-		}
+		// Even under a name listed again: as for a marked entry, the
+		// new Node keeps the entry only if it wants it (diff looks first).
 		ns.Departed = append(ns.Departed, d)
 		g.departed = append(g.departed, k)
 	}
