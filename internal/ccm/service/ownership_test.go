@@ -185,10 +185,10 @@ func TestLabelAttack(t *testing.T) {
 }
 
 // TestRemovedIDAnnotation: a Service that reused a user's load balancer
-// through the id annotation and then drops the annotation never deletes
-// or changes that load balancer: its label is not proof, so the Service
-// gets a load balancer of its own, and deleting the Service deletes only
-// that one.
+// through the id annotation and then drops the annotation is refused (a
+// load balancer of its own would strand its listeners on the user's): no
+// write and no new load balancer; deleting the Service then leaves the
+// user's load balancer in place and protected.
 func TestRemovedIDAnnotation(t *testing.T) {
 	t.Parallel()
 	for _, k := range kinds(t) {
@@ -203,21 +203,18 @@ func TestRemovedIDAnnotation(t *testing.T) {
 			}
 			seq := lastSeq()
 			updateService(t, name, func(s *corev1.Service) { delete(s.Annotations, annotations.Key("id")) })
-			var own string
-			poll(t, 90*time.Second, "own load balancer", func(ctx context.Context) (bool, error) {
-				s := getService(t, name)
-				own = lbID(s)
-				return own != user && own != "" && s.Labels[naming.LabelHash] == naming.Hash(s), nil
-			})
-			deleteService(t, name)
-			if !k.exists(t, user) || !k.protected(t, user) {
-				t.Fatalf("user load balancer %s deleted or unprotected", user)
+			// Refused: an own load balancer now would strand the Service's
+			// listeners on the borrowed one.
+			waitEvent(t, name, service.EventReuseRefused, user)
+			if s := getService(t, name); lbID(s) != user {
+				t.Fatalf("label %q after the refused removal, want %s", lbID(s), user)
 			}
 			if w := writesOn(k.product, seq, user); len(w) > 0 {
 				t.Fatalf("writes on the user's load balancer after the id annotation went: %v", actions(w))
 			}
-			if k.exists(t, own) {
-				t.Fatalf("own load balancer %s not deleted", own)
+			deleteService(t, name)
+			if !k.exists(t, user) || !k.protected(t, user) {
+				t.Fatalf("user load balancer %s deleted or unprotected", user)
 			}
 		})
 	}
