@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 )
 
@@ -23,6 +25,9 @@ import (
 // looks for, so the check must not share our code's idea of it.
 const (
 	theirFinalizerCLB = "service.k8s.alibaba/resources"
+	theirFinalizerNLB = "service.k8s.alibaba/nlb"
+	theirNLBClass     = "alibabacloud.com/nlb"
+	theirZoneMaps     = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-zone-maps"
 	theirLabelLBID    = "service.k8s.alibaba/loadbalancer-id"
 	theirTagName      = "kubernetes.do.not.delete"
 	theirTagCluster   = "ack.aliyun.com"
@@ -39,6 +44,12 @@ func theirLBName(uid string) string {
 // k8s/<port>/<service>/<namespace>/<clusterID>.
 func theirCLBName(port int32, svc, ns, cluster string) string {
 	return fmt.Sprintf("k8s/%d/%s/%s/%s", port, svc, ns, cluster)
+}
+
+// theirNLBName is its NLB listener description and server group name:
+// k8s.<port>.<PROTO>.<service>.<namespace>.<clusterID>.
+func theirNLBName(port int32, proto, svc, ns, cluster string) string {
+	return fmt.Sprintf("k8s.%d.%s.%s.%s.%s", port, proto, svc, ns, cluster)
 }
 
 // TestWayBack: what this CCM creates is what the existing CCM looks for,
@@ -168,6 +179,101 @@ func TestWayBack(t *testing.T) {
 					}
 				}
 				return false, fmt.Errorf("route %s next hops %+v, want Instance %s", e.DestinationCidrBlock, e.NextHops.NextHop, instances[2])
+			}
+		}
+		return false, nil
+	})
+	checkNLBWayBack(t, c)
+}
+
+// checkNLBWayBack: an NLB Service's load balancer, listener and server
+// group carry the existing CCM's tags, description and name, the group
+// holds the Node's instance on the nodePort, the Service its finalizer.
+func checkNLBWayBack(t *testing.T, c *ccmtest.CCM) {
+	ctx := context.Background()
+	cs := kube(t)
+	var zones []string
+	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
+		zones = append(zones, v.ZoneID+":"+v.ID)
+	}
+	class := theirNLBClass
+	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "back-nlb", Namespace: "default", Annotations: map[string]string{theirZoneMaps: strings.Join(zones, ",")}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class, Selector: map[string]string{"app": "back"},
+			Ports: []corev1.ServicePort{{Name: "tcp", Port: 9090, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // before the CCM stops: it releases the finalizer
+		_ = cs.CoreV1().Services("default").Delete(context.Background(), svc.Name, metav1.DeleteOptions{})
+		_ = c.Until(60*time.Second, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Services("default").Get(ctx, svc.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+	poll(t, c, 90*time.Second, "address of Service default/back-nlb", func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Services("default").Get(ctx, svc.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		svc = s
+		return len(s.Status.LoadBalancer.Ingress) == 1 && s.Status.LoadBalancer.Ingress[0].Hostname != "", nil
+	})
+	if !slices.Contains(svc.Finalizers, theirFinalizerNLB) {
+		t.Errorf("finalizers %v lack %s", svc.Finalizers, theirFinalizerNLB)
+	}
+	lbID := svc.Labels[theirLabelLBID]
+	nc := emulatortest.For(cloud, accessKeyID, accessKeySecret).NLB(t)
+	lr := nlb.CreateListLoadBalancersRequest()
+	lr.LoadBalancerIds = &[]string{lbID}
+	lbs, err := nc.ListLoadBalancers(lr)
+	if err != nil || len(lbs.LoadBalancers) != 1 {
+		t.Fatalf("the NLB %q of label %s: %v", lbID, theirLabelLBID, err)
+	}
+	tags := map[string]string{}
+	for _, tg := range lbs.LoadBalancers[0].Tags {
+		tags[tg.Key] = tg.Value
+	}
+	if want := theirLBName(string(svc.UID)); tags[theirTagName] != want || tags[theirTagCluster] != legacyClusterID {
+		t.Errorf("NLB tags %v; the existing CCM finds it by %s=%s, %s=%s", tags, theirTagName, want, theirTagCluster, legacyClusterID)
+	}
+	ll := nlb.CreateListListenersRequest()
+	ll.LoadBalancerIds = &[]string{lbID}
+	ls, err := nc.ListListeners(ll)
+	if err != nil || len(ls.Listeners) != 1 {
+		t.Fatalf("listeners of %s: %v %+v", lbID, err, ls)
+	}
+	if want := theirNLBName(9090, "TCP", svc.Name, "default", legacyClusterID); ls.Listeners[0].ListenerDescription != want {
+		t.Errorf("listener description %q, want %q", ls.Listeners[0].ListenerDescription, want)
+	}
+	gr := nlb.CreateListServerGroupsRequest()
+	gr.ServerGroupIds = &[]string{ls.Listeners[0].ServerGroupId}
+	groups, err := nc.ListServerGroups(gr)
+	if err != nil || len(groups.ServerGroups) != 1 {
+		t.Fatalf("server group %s: %v", ls.Listeners[0].ServerGroupId, err)
+	}
+	g := groups.ServerGroups[0]
+	if want := theirNLBName(svc.Spec.Ports[0].NodePort, "TCP", svc.Name, "default", legacyClusterID); g.ServerGroupName != want {
+		t.Errorf("server group name %q, want %q", g.ServerGroupName, want)
+	}
+	gtags := map[string]string{}
+	for _, tg := range g.Tags {
+		gtags[tg.Key] = tg.Value
+	}
+	if gtags[theirTagName] != theirLBName(string(svc.UID)) || gtags[theirTagCluster] != legacyClusterID {
+		t.Errorf("server group tags %v", gtags)
+	}
+	poll(t, c, 30*time.Second, "the Node in "+g.ServerGroupName, func(ctx context.Context) (bool, error) {
+		sr := nlb.CreateListServerGroupServersRequest()
+		sr.ServerGroupId = g.ServerGroupId
+		servers, err := nc.ListServerGroupServers(sr)
+		if err != nil {
+			return false, err
+		}
+		for _, b := range servers.Servers {
+			if b.ServerId == instances[2] && b.Port == int(svc.Spec.Ports[0].NodePort) {
+				return true, nil
 			}
 		}
 		return false, nil
