@@ -46,6 +46,19 @@ var unrecorded = map[string]bool{
 	"Timestamp": true, "RegionId": true, "ClientToken": true, "BearerToken": true,
 }
 
+// WithoutEnvelope returns the parameters of a call that say what it does:
+// params without its signature, credentials, format, region and
+// idempotence token.
+func WithoutEnvelope(params map[string]string) map[string]string {
+	out := make(map[string]string, len(params))
+	for k, v := range params {
+		if !unrecorded[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // RecordedWrite is one write a Recorder kept from the cloud.
 type RecordedWrite struct {
 	// Product is the product the write was for.
@@ -111,12 +124,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return r.next.RoundTrip(req)
 	}
-	w := RecordedWrite{Product: versions[params["Version"]], Action: action, Params: map[string]string{}}
-	for k, v := range params {
-		if !unrecorded[k] {
-			w.Params[k] = v
-		}
-	}
+	w := RecordedWrite{Product: versions[params["Version"]], Action: action, Params: WithoutEnvelope(params)}
 	body := map[string]any{"RequestId": "plan-" + action, "JobId": PlaceholderPrefix + "job>", "Success": true}
 	r.mu.Lock()
 	if field, noun, ok := created(action); ok {
