@@ -109,6 +109,9 @@ func (r *Report) add(it Item) {
 	}
 }
 
+// AllNodes names the item of a route pass that would write nothing.
+const AllNodes = "(all)"
+
 // Services is the service controller as the plan drives it.
 type Services interface {
 	// WaitForCacheSync waits for the informers.
@@ -174,7 +177,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, errors.New("plan: the Node cache did not sync")
 		}
 		err := o.Routes.ReconcileOnce(ctx)
-		for _, it := range o.byNode(o.Cloud.Take(), o.Kube.Take(), o.Events.Take()) {
+		items := o.byNode(o.Cloud.Take(), o.Kube.Take(), o.Events.Take())
+		if len(items) == 0 && err == nil {
+			// Say that routes were checked, not left out.
+			items = append(items, Item{Kind: "Node", Name: AllNodes})
+		}
+		for _, it := range items {
 			r.add(it)
 		}
 		if err != nil {
@@ -211,7 +219,7 @@ func (o Options) byNode(ws []cloud.RecordedWrite, kube []KubeWrite, warnings []s
 		return items[node]
 	}
 	for _, w := range ws {
-		for _, fields := range splitEntries(w.Params) {
+		for _, fields := range SplitEntries(w.Params) {
 			it := at(o.nodeOf(fields))
 			it.Cloud = append(it.Cloud, CloudWrite{Product: string(w.Product), Action: w.Action, Fields: fields, Creates: w.Created})
 		}
@@ -239,10 +247,10 @@ func (o Options) byNode(ws []cloud.RecordedWrite, kube []KubeWrite, warnings []s
 	return out
 }
 
-// splitEntries turns RouteEntries.N.Field parameters into one field set
-// per N (the other parameters copied into each); a write without them is
-// one set.
-func splitEntries(params map[string]string) []map[string]string {
+// SplitEntries turns RouteEntries.N.Field parameters of a batch route
+// write into one field set per N, in N order (the other parameters copied
+// into each), as the plan lists them; a write without them is one set.
+func SplitEntries(params map[string]string) []map[string]string {
 	common := map[string]string{}
 	per := map[string]map[string]string{}
 	for k, v := range params {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/plan"
 	cloudapi "github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
 
@@ -239,7 +241,16 @@ func has(it plan.Item, action string, want map[string]string) bool {
 // action and parameters, each placeholder standing for one id throughout
 // (the id the CCM's create returned, first seen in a later write). It
 // returns what is left on either side.
-func match(planned []plan.CloudWrite, made []gateway.RequestRecord) (unmade []string, unplanned []string) {
+func match(planned []plan.CloudWrite, calls []gateway.RequestRecord) (unmade []string, unplanned []string) {
+	// The plan lists a batch route write per entry.
+	var made []gateway.RequestRecord
+	for _, c := range calls {
+		for _, fields := range plan.SplitEntries(cloudapi.WithoutEnvelope(c.Params)) {
+			m := c
+			m.Params = fields
+			made = append(made, m)
+		}
+	}
 	bound := map[string]string{}
 	used := make([]bool, len(made))
 	same := func(p plan.CloudWrite, m gateway.RequestRecord, bind map[string]string) bool {
@@ -293,9 +304,40 @@ func match(planned []plan.CloudWrite, made []gateway.RequestRecord) (unmade []st
 	return unmade, unplanned
 }
 
+// deleteRoute deletes the route entry the CCM made for node, as an
+// operator might in the console, and returns the Node and its podCIDR.
+func deleteRoute(t *testing.T, node string) (string, string) {
+	t.Helper()
+	c := emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
+	tables, err := c.DescribeRouteTableList(vpc.CreateDescribeRouteTableListRequest())
+	if err != nil || len(tables.RouterTableList.RouterTableListType) == 0 {
+		t.Fatalf("route tables: %v", err)
+	}
+	lr := vpc.CreateDescribeRouteEntryListRequest()
+	lr.RouteTableId = tables.RouterTableList.RouterTableListType[0].RouteTableId
+	entries, err := c.DescribeRouteEntryList(lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries.RouteEntrys.RouteEntry {
+		if e.Description != "k8s/"+clusterID+"/"+node {
+			continue
+		}
+		dr := vpc.CreateDeleteRouteEntryRequest()
+		dr.RouteEntryId, dr.RouteTableId = e.RouteEntryId, lr.RouteTableId
+		if _, err := c.DeleteRouteEntry(dr); err != nil {
+			t.Fatal(err)
+		}
+		return node, e.DestinationCidrBlock
+	}
+	t.Fatalf("no route entry of Node %s in %s", node, lr.RouteTableId)
+	return "", ""
+}
+
 // TestPlan: a converged cluster (CLB and NLB Services, routes) plans no
-// writes and makes none; after an annotation change, a new Service and a
-// Service deleted while the CCM was stopped, the plan lists the changes,
+// writes and makes none; after an annotation change, a new Service, a
+// Service deleted while the CCM was stopped and a route deleted out of
+// band, the plan lists the changes,
 // creates (later writes naming the load balancer to be made) and
 // deletes, makes no write itself, and the CCM started afterwards makes
 // exactly the planned cloud writes; then the plan is empty again.
@@ -337,6 +379,10 @@ func TestPlan(t *testing.T) {
 	for _, n := range []string{"web", "api", "gone"} {
 		item(t, r, "Service", ns+"/"+n)
 	}
+	item(t, r, "Node", plan.AllNodes)
+
+	// A route deleted out of band.
+	drifted, cidr := deleteRoute(t, nodes[1])
 
 	// Changes made while the CCM is stopped.
 	patch := func(name string, ann map[string]string) {
@@ -381,6 +427,9 @@ func TestPlan(t *testing.T) {
 	if gone := item(t, r, "Service", ns+"/gone"); !has(gone, "DeleteLoadBalancer", nil) {
 		t.Errorf("gone: the delete is not planned: %+v", gone.Cloud)
 	}
+	if n := item(t, r, "Node", drifted); !has(n, "CreateRouteEntries", map[string]string{"DstCidrBlock": cidr}) {
+		t.Errorf("Node %s: its route is not planned: %+v", drifted, n.Cloud)
+	}
 	var planned []plan.CloudWrite
 	for _, it := range r.Items {
 		planned = append(planned, it.Cloud...)
@@ -396,6 +445,7 @@ func TestPlan(t *testing.T) {
 		_, err := cs.CoreV1().Services(ns).Get(ctx, "gone", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+	until(t, ccm, 60*time.Second, "routes", func(ctx context.Context) (bool, error) { return routed(ctx, cs) })
 	quiet(t, 3*time.Second)
 	ccm.Stop()
 	_, made := calls(mark)
