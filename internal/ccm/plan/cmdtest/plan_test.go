@@ -408,6 +408,11 @@ func TestPlan(t *testing.T) {
 	if code != plan.ExitWrites {
 		t.Errorf("changed cluster: exit %d, want %d", code, plan.ExitWrites)
 	}
+	var table strings.Builder
+	if err := plan.Render(&table, r, plan.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the plan as a table:\n%s", table.String())
 	web := item(t, r, "Service", ns+"/web")
 	if !has(web, "SetLoadBalancerName", map[string]string{"LoadBalancerName": "web-renamed"}) {
 		t.Errorf("web: the rename is not planned: %+v", web.Cloud)
