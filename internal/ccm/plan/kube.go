@@ -19,8 +19,7 @@ import (
 // through the same transport, so the pass goes on as if the write had
 // been made. Reads go through.
 type KubeRecorder struct {
-	mu     sync.Mutex
-	writes []KubeWrite
+	writes taken[KubeWrite]
 }
 
 // Wrap returns a copy of cfg whose requests go through k.
@@ -33,13 +32,7 @@ func (k *KubeRecorder) Wrap(cfg *rest.Config) *rest.Config {
 }
 
 // Take returns the writes recorded since the last Take and forgets them.
-func (k *KubeRecorder) Take() []KubeWrite {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := k.writes
-	k.writes = nil
-	return out
-}
+func (k *KubeRecorder) Take() []KubeWrite { return k.writes.take() }
 
 type kubeTransport struct {
 	k    *KubeRecorder
@@ -59,9 +52,7 @@ func (t kubeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		_ = req.Body.Close()
 	}
-	t.k.mu.Lock()
-	t.k.writes = append(t.k.writes, KubeWrite{Verb: req.Method, Path: req.URL.Path, Body: string(bytes.TrimSpace(body))})
-	t.k.mu.Unlock()
+	t.k.writes.add(KubeWrite{Verb: req.Method, Path: req.URL.Path, Body: string(bytes.TrimSpace(body))})
 	if req.Method == http.MethodPost {
 		// A create (an event, say) has nothing to read back: answer with
 		// what was sent.
@@ -82,8 +73,7 @@ func (t kubeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // (invalid annotations, immutable attributes, conflicts), which explain
 // writes the plan lists or leaves out; Normal events are dropped.
 type Events struct {
-	mu       sync.Mutex
-	warnings []string
+	warnings taken[string]
 }
 
 var _ record.EventRecorder = (*Events)(nil)
@@ -93,9 +83,7 @@ func (e *Events) Event(_ runtime.Object, eventtype, reason, message string) {
 	if eventtype != corev1.EventTypeWarning {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.warnings = append(e.warnings, reason+": "+message)
+	e.warnings.add(reason + ": " + message)
 }
 
 // Eventf implements record.EventRecorder.
@@ -109,10 +97,25 @@ func (e *Events) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventt
 }
 
 // Take returns the warnings recorded since the last Take and forgets them.
-func (e *Events) Take() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := e.warnings
-	e.warnings = nil
+func (e *Events) Take() []string { return e.warnings.take() }
+
+// taken is a list the controllers append to concurrently and the plan
+// takes whole after each item.
+type taken[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+func (l *taken[T]) add(x T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.items = append(l.items, x)
+}
+
+func (l *taken[T]) take() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.items
+	l.items = nil
 	return out
 }

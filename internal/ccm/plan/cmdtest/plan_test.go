@@ -56,6 +56,19 @@ func startCCM(t *testing.T, name string) *ccmtest.CCM {
 	return c
 }
 
+// planReadOnly runs the plan and fails the test if it wrote to the cloud.
+func planReadOnly(t *testing.T, name string) (*plan.Report, int) {
+	t.Helper()
+	mark := lastSeq()
+	r, code := runPlan(t, name)
+	reads, writes := calls(mark)
+	t.Logf("plan %s: cloud reads %v", name, reads)
+	if len(writes) > 0 {
+		t.Errorf("plan %s wrote to the cloud: %v", name, actions(writes))
+	}
+	return r, code
+}
+
 // runPlan runs `cloud-controller-manager plan -o json` as an operator
 // would, with the CCM's cloud-config and routes settings, and returns its
 // report and exit code.
@@ -90,15 +103,6 @@ func runPlan(t *testing.T, name string) (*plan.Report, int) {
 	}
 	t.Logf("plan %s exited %d: %d cloud writes, %d Kubernetes writes, %d items", name, code, r.CloudWrites, r.KubeWrites, len(r.Items))
 	return &r, code
-}
-
-func kube(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
 }
 
 func lbService(name string, class *string, ann map[string]string) *corev1.Service {
@@ -220,21 +224,17 @@ func names(r *plan.Report) []string {
 
 // has reports whether it plans action with every field of want.
 func has(it plan.Item, action string, want map[string]string) bool {
-	for _, w := range it.Cloud {
+	return slices.ContainsFunc(it.Cloud, func(w plan.CloudWrite) bool {
 		if w.Action != action {
-			continue
+			return false
 		}
-		ok := true
 		for k, v := range want {
 			if w.Fields[k] != v {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			return true
-		}
-	}
-	return false
+		return true
+	})
 }
 
 // match pairs every planned write with one the CCM made: same product,
@@ -343,7 +343,10 @@ func deleteRoute(t *testing.T, node string) (string, string) {
 // exactly the planned cloud writes; then the plan is empty again.
 func TestPlan(t *testing.T) {
 	ctx := context.Background()
-	cs := kube(t)
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
 	nlbAnn := map[string]string{annotations.Key("zone-maps"): strings.Join(zoneMaps, ",")}
 	ccm := startCCM(t, "ccm-1")
 	if err := ccmtest.WaitNodesInitialized(ctx, cs, nodes, 90*time.Second); err != nil {
@@ -366,15 +369,9 @@ func TestPlan(t *testing.T) {
 	ccm.Stop()
 
 	// Converged: nothing to write, nothing written.
-	mark := lastSeq()
-	r, code := runPlan(t, "plan-converged")
-	reads, writes := calls(mark)
-	t.Logf("converged plan: %d items, cloud reads %v", len(r.Items), reads)
+	r, code := planReadOnly(t, "plan-converged")
 	if code != plan.ExitNoWrites || r.CloudWrites+r.KubeWrites != 0 {
 		t.Errorf("converged cluster: exit %d, %d cloud and %d Kubernetes writes planned; want exit 0 and none: %+v", code, r.CloudWrites, r.KubeWrites, r.Items)
-	}
-	if len(writes) > 0 {
-		t.Errorf("the plan wrote to the cloud: %v", actions(writes))
 	}
 	for _, n := range []string{"web", "api", "gone"} {
 		item(t, r, "Service", ns+"/"+n)
@@ -400,11 +397,7 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mark = lastSeq()
-	r, code = runPlan(t, "plan-changed")
-	if _, writes := calls(mark); len(writes) > 0 {
-		t.Errorf("the plan wrote to the cloud: %v", actions(writes))
-	}
+	r, code = planReadOnly(t, "plan-changed")
 	if code != plan.ExitWrites {
 		t.Errorf("changed cluster: exit %d, want %d", code, plan.ExitWrites)
 	}
@@ -441,7 +434,7 @@ func TestPlan(t *testing.T) {
 	}
 
 	// The CCM applies the changes; its writes are the plan's.
-	mark = lastSeq()
+	mark := lastSeq()
 	ccm = startCCM(t, "ccm-2")
 	for _, name := range []string{"web", "api", "fresh"} {
 		until(t, ccm, 90*time.Second, "Service "+name+" synced", func(ctx context.Context) (bool, error) { return synced(ctx, cs, name) })
@@ -462,11 +455,7 @@ func TestPlan(t *testing.T) {
 	}
 
 	// Applied: the plan is empty again.
-	mark = lastSeq()
-	r, code = runPlan(t, "plan-applied")
-	if _, writes := calls(mark); len(writes) > 0 {
-		t.Errorf("the plan wrote to the cloud: %v", actions(writes))
-	}
+	r, code = planReadOnly(t, "plan-applied")
 	if code != plan.ExitNoWrites {
 		t.Errorf("after the CCM applied the plan: exit %d, %+v", code, r.Items)
 	}
