@@ -95,6 +95,10 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// plan.Run marks the controllers' log lines through the contextual
+	// logger; this process is the plan alone, so turning it on here
+	// changes nothing else.
+	klog.EnableContextualLogging(true)
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
@@ -117,7 +121,9 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cloud configuration: %w", err)
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	// A resync period lets the service controller register its own (a
+	// factory without one warns); this process ends long before either.
+	factory := informers.NewSharedInformerFactory(client, time.Hour)
 	events := &plan.Events{}
 	sc, err := newServiceController(cp, client, factory, events, 0)
 	if err != nil {

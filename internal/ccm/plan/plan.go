@@ -152,6 +152,10 @@ type Options struct {
 // Run drives one pass of each controller, one Service at a time so that
 // each write is told apart by the item it was made for.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	// The controllers log what they do ("Created load balancer"); under
+	// plan every such line is marked, so the log never reads as a write
+	// that was made.
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("dryRun", true))
 	r := &Report{}
 	if o.Services != nil {
 		if !o.Services.WaitForCacheSync(ctx) {

@@ -88,6 +88,7 @@ func runPlan(t *testing.T, name string) (*plan.Report, int) {
 	cmd.Env = append(os.Environ(), o.Environ()...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	err = cmd.Run()
 	code := 0
 	var exit *exec.ExitError
@@ -101,7 +102,8 @@ func runPlan(t *testing.T, name string) (*plan.Report, int) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("plan exited %d without a JSON report (%v); stderr:\n%s", code, err, stderr.String())
 	}
-	t.Logf("plan %s exited %d: %d cloud writes, %d Kubernetes writes, %d items", name, code, r.CloudWrites, r.KubeWrites, len(r.Items))
+	t.Logf("plan %s exited %d in %v: %d cloud writes, %d Kubernetes writes, %d items; its log:\n%s",
+		name, code, time.Since(start).Round(time.Millisecond), r.CloudWrites, r.KubeWrites, len(r.Items), stderr.String())
 	return &r, code
 }
 
