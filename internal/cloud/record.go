@@ -134,6 +134,11 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			w.Created = fmt.Sprintf("%s%s#%d>", PlaceholderPrefix, noun, n)
 		}
 		body[field] = w.Created
+		if field == "LoadBalancerId" {
+			// NLB's CreateLoadBalancer answers LoadbalancerId, and the
+			// SDK matches answer fields case-sensitively.
+			body["LoadbalancerId"] = w.Created
+		}
 	}
 	r.writes = append(r.writes, w)
 	r.mu.Unlock()

@@ -57,6 +57,12 @@ func TestRecorderKeepsWritesFromTheCloud(t *testing.T) {
 	if err != nil || listener.ListenerId != "<new Listener>" || listener.JobId == "" {
 		t.Errorf("NLB listener: %+v, %v", listener, err)
 	}
+	nlbCreated, err := cloud.Do(ctx, c, cloud.NLB, "CreateLoadBalancer", func(cl *cloud.Clients) (*nlb.CreateLoadBalancerResponse, error) {
+		return cl.NLB.CreateLoadBalancer(nlb.CreateCreateLoadBalancerRequest())
+	})
+	if err != nil || nlbCreated.LoadbalancerId != "<new LoadBalancer#2>" {
+		t.Errorf("NLB create: %+v, %v", nlbCreated, err)
+	}
 	ar := nlb.CreateGetLoadBalancerAttributeRequest()
 	ar.LoadBalancerId = "<new LoadBalancer#2>"
 	attr, err := cloud.Do(ctx, c, cloud.NLB, "GetLoadBalancerAttribute", func(cl *cloud.Clients) (*nlb.GetLoadBalancerAttributeResponse, error) {
@@ -74,7 +80,7 @@ func TestRecorderKeepsWritesFromTheCloud(t *testing.T) {
 		t.Errorf("sent to the cloud: %v; want the one read", sent)
 	}
 	ws := rec.Take()
-	if len(ws) != 2 || ws[0].Action != "CreateLoadBalancer" || ws[1].Action != "CreateListener" {
+	if len(ws) != 3 || ws[0].Action != "CreateLoadBalancer" || ws[1].Action != "CreateListener" || ws[2].Product != cloud.NLB {
 		t.Fatalf("recorded %+v", ws)
 	}
 	if p := ws[0].Params; p["LoadBalancerName"] != "web" || p["ClientToken"] != "" || p["Signature"] != "" || p["AccessKeyId"] != "" || ws[0].Product != cloud.SLB {

@@ -392,8 +392,10 @@ func TestPlan(t *testing.T) {
 	}
 	patch("web", map[string]string{annotations.Key("name"): "web-renamed", annotations.Key("scheduler"): "wrr"})
 	patch("api", map[string]string{annotations.Key("name"): "api-renamed"})
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, lbService("fresh", nil, nil), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, svc := range []*corev1.Service{lbService("fresh", nil, nil), lbService("fresh-nlb", ptr.To(annotations.NLBClass), nlbAnn)} {
+		if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -424,6 +426,13 @@ func TestPlan(t *testing.T) {
 		!has(fresh, "StartLoadBalancerListener", map[string]string{"LoadBalancerId": newLB, "ListenerPort": "443"}) {
 		t.Errorf("fresh: the create and the listeners on the new load balancer are not planned: %+v", fresh.Cloud)
 	}
+	freshNLB := item(t, r, "Service", ns+"/fresh-nlb")
+	if !has(freshNLB, "CreateLoadBalancer", nil) || !slices.ContainsFunc(freshNLB.Cloud, func(w plan.CloudWrite) bool {
+		return w.Action == "CreateListener" && strings.HasPrefix(w.Fields["LoadBalancerId"], cloudapi.PlaceholderPrefix) &&
+			strings.HasPrefix(w.Fields["ServerGroupId"], cloudapi.PlaceholderPrefix)
+	}) {
+		t.Errorf("fresh-nlb: the create and the listeners on the new load balancer and groups are not planned: %+v", freshNLB.Cloud)
+	}
 	if gone := item(t, r, "Service", ns+"/gone"); !has(gone, "DeleteLoadBalancer", nil) {
 		t.Errorf("gone: the delete is not planned: %+v", gone.Cloud)
 	}
@@ -438,7 +447,7 @@ func TestPlan(t *testing.T) {
 	// The CCM applies the changes; its writes are the plan's.
 	mark := lastSeq()
 	ccm = startCCM(t, "ccm-2")
-	for _, name := range []string{"web", "api", "fresh"} {
+	for _, name := range []string{"web", "api", "fresh", "fresh-nlb"} {
 		until(t, ccm, 90*time.Second, "Service "+name+" synced", func(ctx context.Context) (bool, error) { return synced(ctx, cs, name) })
 	}
 	until(t, ccm, 60*time.Second, "Service gone deleted", func(ctx context.Context) (bool, error) {
