@@ -81,7 +81,7 @@ type Item struct {
 type Report struct {
 	// Items are the Services, then the Nodes whose routes would change.
 	Items []Item `json:"items"`
-	// CloudWrites and KubeWrites count the writes of all items.
+	// CloudWrites counts the cloud writes of all items.
 	CloudWrites int `json:"cloudWrites"`
 	// KubeWrites counts the Kubernetes writes of all items.
 	KubeWrites int `json:"kubernetesWrites"`
