@@ -101,6 +101,13 @@ func (r *Report) ExitCode() int {
 }
 
 func (r *Report) add(it Item) {
+	// Empty lists, not null, for JSON readers.
+	if it.Cloud == nil {
+		it.Cloud = []CloudWrite{}
+	}
+	if it.Kubernetes == nil {
+		it.Kubernetes = []KubeWrite{}
+	}
 	r.Items = append(r.Items, it)
 	r.CloudWrites += len(it.Cloud)
 	r.KubeWrites += len(it.Kubernetes)
