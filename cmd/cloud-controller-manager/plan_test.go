@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/app"
 )
 
 // TestPlanHelp: the plan subcommand shows its own flags, not the CCM's.
@@ -29,16 +26,8 @@ func TestPlanErrors(t *testing.T) {
 		{"plan", "--kubeconfig", "/nonexistent/kubeconfig"},
 		{"plan", "extra-argument"},
 	} {
-		cmd, err := app.NewCommand(make(chan struct{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(args)
-		if err := cmd.Execute(); err == nil {
-			t.Errorf("%v: no error; output:\n%s", args, out.String())
+		if out, err := run(t, args...); err == nil {
+			t.Errorf("%v: no error; output:\n%s", args, out)
 		}
 	}
 }
