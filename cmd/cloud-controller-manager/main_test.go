@@ -14,6 +14,17 @@ import (
 // execute runs the command in process with args and returns its output.
 func execute(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// run runs the command in process with args and returns its output and
+// error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	cmd, err := app.NewCommand(make(chan struct{}))
 	if err != nil {
 		t.Fatal(err)
@@ -22,10 +33,8 @@ func execute(t *testing.T, args ...string) string {
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out.String())
-	}
-	return out.String()
+	err = cmd.Execute()
+	return out.String(), err
 }
 
 // versionLine is what --version prints, with or without stamped values.

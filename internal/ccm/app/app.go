@@ -58,7 +58,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	// joining at once, during which they get no routes (docs/performance.md).
 	opts.NodeController.ConcurrentNodeSyncs = 8
 
-	popts := provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
+	popts := defaultProviderOptions()
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
 	useVPCEndpoints := false
@@ -137,6 +137,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	if compat.controllers, err = wrapControllers(cmd.Flags()); err != nil {
 		return nil, err
 	}
+	cmd.AddCommand(newPlanCommand(exitProcess))
 	cmd.Use = "cloud-controller-manager"
 	cmd.Short = "Alibaba Cloud cloud controller manager: nodes, VPC routes and LoadBalancer Services"
 	cmd.Long = Long
@@ -220,6 +221,12 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
 		"Leave the source/destination check of a Node's primary ENI as it is at initialization (by default it is turned off, as pod traffic routed to the instance needs).")
 	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,
 		"Use the existing CCM's literal default cluster id \""+config.DefaultClusterID+"\" when the cloud-config sets no clusterID, for clusters whose existing CCM never set it (its load balancers, listeners, groups and routes carry that id). Without it a missing clusterID stops the CCM at start.")
+}
+
+// defaultProviderOptions are the provider settings before flags, shared
+// by the CCM and its plan command.
+func defaultProviderOptions() provider.Options {
+	return provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
 }
 
 // controllers are the upstream node controllers plus ours; the generic

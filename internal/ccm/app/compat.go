@@ -73,7 +73,7 @@ func addCompatFlags(fs *pflag.FlagSet, metricsAddr *string) *compat {
 	fs.StringVar(&c.healthAddr, HealthProbeBindAddrFlag, c.healthAddr,
 		"host:port to answer /healthz, /readyz and /livez over plain HTTP, with the secure port's checks (the existing CCM's liveness probe). Unset: the secure port itself (10258, the existing CCM's default probe port) answers plain HTTP too; another port: a listener of its own; empty or 0: off.")
 	fs.StringVar(metricsAddr, MetricsBindAddrFlag, *metricsAddr, "The existing CCM's name of --"+MetricsBindAddressFlag+" (its default was :8080; here off unless given).")
-	fs.BoolVar(&c.dryRun, DryRunFlag, false, "The existing CCM's dry run: only false is accepted, this CCM has no dry-run mode (it would write).")
+	fs.BoolVar(&c.dryRun, DryRunFlag, false, "The existing CCM's dry run: only false is accepted, the CCM itself has no dry-run mode (it would write); the plan subcommand lists what it would write.")
 	for _, f := range ignoredFlags {
 		v := f.def
 		c.ignored[f.name] = &v
@@ -108,7 +108,7 @@ func (c *compat) resolveNetwork(fs *pflag.FlagSet, useVPCEndpoints bool) (string
 func (c *compat) check(fs *pflag.FlagSet) error {
 	if c.dryRun {
 		// Ignoring it would write to the cloud when asked not to.
-		return fmt.Errorf("--%s=true: this CCM has no dry-run mode and would write to the cloud; remove the flag", DryRunFlag)
+		return fmt.Errorf("--%s=true: this CCM has no dry-run mode and would write to the cloud; remove the flag, and run `cloud-controller-manager plan` to see what it would write", DryRunFlag)
 	}
 	for _, f := range ignoredFlags {
 		if fs.Changed(f.name) {

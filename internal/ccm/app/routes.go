@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -55,21 +58,27 @@ func startRoutes(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.CompletedC
 		broadcaster.StartStructuredLogging(3)
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 		recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "route-controller"})
-		rc, err := routes.New(routes.Options{
-			KubeClient:    client,
-			NodeInformer:  cfg.SharedInformers.Core().V1().Nodes(),
-			Recorder:      recorder,
-			Cloud:         cloud.Client,
-			VpcID:         cloud.Config.VpcID,
-			RouteTableIDs: cloud.Config.RouteTableIDs,
-			ClusterCIDR:   shared.ClusterCIDR,
-			ClusterID:     cloud.Config.ClusterID,
-			ResyncPeriod:  shared.RouteReconciliationPeriod.Duration,
-		})
+		rc, err := newRouteController(cloud, client, cfg.SharedInformers, recorder, shared.ClusterCIDR, shared.RouteReconciliationPeriod.Duration)
 		if err != nil {
 			return nil, false, err
 		}
 		go rc.Run(ctx, 1)
 		return namedController(names.NodeRouteController), true, nil
 	}
+}
+
+// newRouteController builds the route controller the CCM runs, and the
+// one the plan command drives.
+func newRouteController(cloud *provider.Cloud, client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder, clusterCIDR string, resync time.Duration) (*routes.Controller, error) {
+	return routes.New(routes.Options{
+		KubeClient:    client,
+		NodeInformer:  factory.Core().V1().Nodes(),
+		Recorder:      recorder,
+		Cloud:         cloud.Client,
+		VpcID:         cloud.Config.VpcID,
+		RouteTableIDs: cloud.Config.RouteTableIDs,
+		ClusterCIDR:   clusterCIDR,
+		ClusterID:     cloud.Config.ClusterID,
+		ResyncPeriod:  resync,
+	})
 }

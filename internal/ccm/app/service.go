@@ -6,6 +6,8 @@ import (
 	"os"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -45,52 +47,59 @@ func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.Completed
 		if !ok {
 			return nil, false, fmt.Errorf("service controller needs the %s provider, got %T", provider.Name, cp)
 		}
-		c := cloud.Config
 		client := cfg.ClientBuilder.ClientOrDie(initCtx.ClientName)
 		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 		broadcaster.StartStructuredLogging(3)
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 		recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"})
-		clbProvider, err := clb.New(clb.Options{
-			Cloud: cloud.Client, VpcID: c.VpcID, VSwitchIDs: c.VSwitchIDs, DisablePublic: c.DisablePublicSLB,
-		})
-		if err != nil {
-			return nil, false, err
-		}
-		nlbProvider, err := nlb.New(nlb.Options{Cloud: cloud.Client, VpcID: c.VpcID})
-		if err != nil {
-			return nil, false, err
-		}
-		var providers []service.Provider
-		if !cloud.Options.DisableCLB {
-			providers = append(providers, clbProvider)
-		}
-		if !cloud.Options.DisableNLB {
-			providers = append(providers, nlbProvider)
-		}
-		if len(providers) == 0 {
-			return nil, false, nil
-		}
-		klog.InfoS("Service controller load balancer kinds", "clb", !cloud.Options.DisableCLB, "nlb", !cloud.Options.DisableNLB)
-		sc, err := service.New(service.Options{
-			KubeClient: client,
-			Informers:  cfg.SharedInformers,
-			Recorder:   recorder,
-			Providers:  providers,
-			ClusterID:  c.ClusterID,
-			Defaults: annotations.Defaults{
-				ResourceGroupID:            c.ResourceGroupID,
-				BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
-				LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
-			},
-			Workers:     cloud.ServiceWorkers(int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs)),
-			ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
-			ReusePolicy: c.LoadBalancerReuse,
-		})
-		if err != nil {
+		sc, err := newServiceController(cloud, client, cfg.SharedInformers, recorder, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs))
+		if err != nil || sc == nil {
 			return nil, false, err
 		}
 		go sc.Run(ctx)
 		return serviceController{}, true, nil
 	}
+}
+
+// newServiceController builds the service controller the CCM runs, and
+// the one the plan command drives: nil when every load balancer kind is
+// left to others.
+func newServiceController(cloud *provider.Cloud, client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder, workersFlag int) (*service.Controller, error) {
+	c := cloud.Config
+	clbProvider, err := clb.New(clb.Options{
+		Cloud: cloud.Client, VpcID: c.VpcID, VSwitchIDs: c.VSwitchIDs, DisablePublic: c.DisablePublicSLB,
+	})
+	if err != nil {
+		return nil, err
+	}
+	nlbProvider, err := nlb.New(nlb.Options{Cloud: cloud.Client, VpcID: c.VpcID})
+	if err != nil {
+		return nil, err
+	}
+	var providers []service.Provider
+	if !cloud.Options.DisableCLB {
+		providers = append(providers, clbProvider)
+	}
+	if !cloud.Options.DisableNLB {
+		providers = append(providers, nlbProvider)
+	}
+	if len(providers) == 0 {
+		return nil, nil
+	}
+	klog.InfoS("Service controller load balancer kinds", "clb", !cloud.Options.DisableCLB, "nlb", !cloud.Options.DisableNLB)
+	return service.New(service.Options{
+		KubeClient: client,
+		Informers:  factory,
+		Recorder:   recorder,
+		Providers:  providers,
+		ClusterID:  c.ClusterID,
+		Defaults: annotations.Defaults{
+			ResourceGroupID:            c.ResourceGroupID,
+			BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
+			LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
+		},
+		Workers:     cloud.ServiceWorkers(workersFlag),
+		ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
+		ReusePolicy: c.LoadBalancerReuse,
+	})
 }

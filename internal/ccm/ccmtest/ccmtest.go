@@ -164,6 +164,17 @@ type CCMOptions struct {
 	Env []string
 }
 
+// Environ is the environment the binary runs with: the emulator's
+// endpoints over HTTP, its metadata service, the access key, then o.Env.
+func (o CCMOptions) Environ() []string {
+	env := []string{
+		"ECS_ENDPOINT=" + o.Emulator, "VPC_ENDPOINT=" + o.Emulator, "SLB_ENDPOINT=" + o.Emulator, "NLB_ENDPOINT=" + o.Emulator,
+		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + o.Emulator,
+		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + o.AccessKeySecret,
+	}
+	return append(env, o.Env...)
+}
+
 // CCM is a running cloud-controller-manager process.
 type CCM struct {
 	p *localcluster.Process
@@ -206,13 +217,7 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 		"--v=2",
 	}
 	args = append(args, o.Args...)
-	env := []string{
-		"ECS_ENDPOINT=" + o.Emulator, "VPC_ENDPOINT=" + o.Emulator, "SLB_ENDPOINT=" + o.Emulator, "NLB_ENDPOINT=" + o.Emulator,
-		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + o.Emulator,
-		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + o.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + o.AccessKeySecret,
-	}
-	env = append(env, o.Env...)
-	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, env)
+	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, o.Environ())
 	if err != nil {
 		return nil, fmt.Errorf("start cloud-controller-manager: %w", err)
 	}

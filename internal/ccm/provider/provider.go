@@ -6,6 +6,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -71,6 +72,9 @@ type Options struct {
 	// RoutesEnabled makes initialization mark Nodes NetworkUnavailable
 	// until the route controller has created their routes.
 	RoutesEnabled bool
+	// Transport carries every cloud call (nil: the client's own); the plan
+	// command passes a cloud.Recorder so that no write leaves the process.
+	Transport http.RoundTripper
 }
 
 // The values of Options.Network, as the existing CCM's --network takes them.
@@ -152,6 +156,7 @@ func New(configPath string, opts Options) (*Cloud, error) {
 		ProductQPS:  opts.CloudProductQPS,
 		Burst:       opts.CloudBurst,
 		UserAgent:   cfg.ClusterID,
+		Transport:   opts.Transport,
 	})
 	if err != nil {
 		return nil, err

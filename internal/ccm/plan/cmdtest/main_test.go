@@ -1,0 +1,69 @@
+// Package cmdtest runs the `plan` command against a real API server and
+// the emulated cloud: a converged cluster plans no writes, and a changed
+// one plans exactly the writes the CCM then makes.
+package cmdtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+)
+
+const (
+	accessKeyID     = "LTAI5tPlanCmdTestKey"
+	accessKeySecret = "plan-cmd-test-secret-cGxhbmNtZHRlc3Q"
+	clusterID       = "c-plancmd"
+	clusterCIDR     = "10.244.0.0/16"
+	nodeCount       = 3
+)
+
+var (
+	cluster  *localcluster.Cluster
+	cloud    *emulator.Emulator
+	zoneMaps []string
+	nodes    []string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{
+		ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR,
+	}, func(c *localcluster.Cluster) {
+		cluster = c
+		if err := setup(); err != nil {
+			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
+			c.Stop()
+			os.Exit(1)
+		}
+	}))
+}
+
+func setup() error {
+	var err error
+	if cloud, err = ccmtest.StartEmulator(accessKeyID, accessKeySecret); err != nil {
+		return err
+	}
+	doc := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "plancmd-"})
+	for _, v := range doc.VPCs[0].VSwitches {
+		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
+	}
+	ids, err := cloud.Seed(doc)
+	if err != nil {
+		return err
+	}
+	cs, err := cluster.Clientset()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// The first instance is the CCM's own machine (metadata); the others
+	// are Nodes, initialized by the first CCM a test starts.
+	nodes, err = ccmtest.RegisterNodes(ctx, cs, cloud, accessKeyID, accessKeySecret, "node-", ids["instance"][1:])
+	return err
+}

@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Output formats of Render.
+const (
+	// FormatTable is the human table.
+	FormatTable = "table"
+	// FormatJSON is the Report as JSON.
+	FormatJSON = "json"
+)
+
+// Render writes r in format (FormatTable or FormatJSON).
+func Render(w io.Writer, r *Report, format string) error {
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("plan: encode the report: %w", err)
+		}
+		return nil
+	case FormatTable, "":
+		return table(w, r)
+	}
+	return fmt.Errorf("plan: unknown output format %q (want %s or %s)", format, FormatTable, FormatJSON)
+}
+
+// table lists one line per write, under the item it is for; an item
+// without writes gets one "no writes" line, so that a clean plan still
+// shows what was checked.
+func table(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tTARGET\tACTION\tFIELDS")
+	for _, it := range r.Items {
+		row := func(target, action, fields string) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.Kind, it.Name, target, action, fields)
+		}
+		for _, c := range it.Cloud {
+			fields := formatFields(c.Fields)
+			if c.Creates != "" {
+				fields += " => " + c.Creates
+			}
+			row(c.Product, c.Action, strings.TrimSpace(fields))
+		}
+		for _, k := range it.Kubernetes {
+			row("kubernetes", k.Verb+" "+k.Path, k.Body)
+		}
+		for _, msg := range it.Warnings {
+			row("-", "warning", msg)
+		}
+		if it.Error != "" {
+			row("-", "error", it.Error)
+		}
+		if len(it.Cloud)+len(it.Kubernetes)+len(it.Warnings) == 0 && it.Error == "" {
+			row("-", "no writes", "")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("plan: write the table: %w", err)
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", summary(r))
+	return err
+}
+
+// summary is the table's last line.
+func summary(r *Report) string {
+	s := fmt.Sprintf("%d cloud writes, %d Kubernetes writes over %d items", r.CloudWrites, r.KubeWrites, len(r.Items))
+	if r.Errors > 0 {
+		s += fmt.Sprintf("; %d items could not be planned", r.Errors)
+	}
+	if r.ExitCode() == ExitNoWrites {
+		return s + ": nothing would be written."
+	}
+	return s + "."
+}
+
+// formatFields is k=v pairs in key order; values with spaces are quoted.
+func formatFields(f map[string]string) string {
+	parts := make([]string, 0, len(f))
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		v := f[k]
+		if v == "" || strings.ContainsAny(v, " \t\"") {
+			v = fmt.Sprintf("%q", v)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
