@@ -1,0 +1,93 @@
+package emulatortest
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/sts"
+)
+
+// RRSA names of the emulator's STS set up by RRSAConfig.
+const (
+	// RRSAProvider is the OIDC provider registered for the test issuer.
+	RRSAProvider = "ack-rrsa-test"
+	// RRSARole is the role the CCM's ServiceAccount may assume.
+	RRSARole = "alicloud-ccm-role"
+	// RRSASubject is the CCM's ServiceAccount as a token subject.
+	RRSASubject = "system:serviceaccount:kube-system:cloud-controller-manager"
+)
+
+// OIDCIssuer signs tokens as a cluster's ServiceAccount issuer does for
+// RRSA (RS256, audience sts.aliyuncs.com).
+type OIDCIssuer struct {
+	// URL is the tokens' iss.
+	URL string
+	key *rsa.PrivateKey
+	kid string
+}
+
+// NewOIDCIssuer makes an issuer with a fresh RSA key.
+func NewOIDCIssuer(t testing.TB, url string) *OIDCIssuer {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(key.N.Bytes())
+	return &OIDCIssuer{URL: url, key: key, kid: base64.RawURLEncoding.EncodeToString(sum[:8])}
+}
+
+// JWKS is the issuer's public key set, as its jwks_uri serves it.
+func (i *OIDCIssuer) JWKS() json.RawMessage {
+	b := func(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
+	data, _ := json.Marshal(map[string]any{"keys": []map[string]string{{
+		"kty": "RSA", "alg": "RS256", "use": "sig", "kid": i.kid,
+		"n": b(i.key.N.Bytes()), "e": b(big.NewInt(int64(i.key.E)).Bytes()),
+	}}})
+	return data
+}
+
+// Token returns a token for subject with audience aud, valid from now for
+// ttl (negative: already expired).
+func (i *OIDCIssuer) Token(t testing.TB, subject, aud string, ttl time.Duration) string {
+	t.Helper()
+	now := time.Now()
+	enc := func(v any) string {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(data)
+	}
+	signing := enc(map[string]string{"alg": "RS256", "kid": i.kid, "typ": "JWT"}) + "." +
+		enc(map[string]any{"iss": i.URL, "sub": subject, "aud": []string{aud}, "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(ttl).Unix()})
+	sum := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, i.key, crypto.SHA256, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// RRSAConfig registers issuer as RRSAProvider and lets RRSASubject's
+// tokens assume RRSARole, in AccountID.
+func RRSAConfig(issuer *OIDCIssuer) sts.Config {
+	return sts.Config{
+		AccountID:     AccountID,
+		OIDCProviders: []sts.OIDCProvider{{Name: RRSAProvider, IssuerURL: issuer.URL, JWKS: issuer.JWKS()}},
+		Roles:         []sts.Role{{Name: RRSARole, Providers: []string{RRSAProvider}, Subjects: []string{RRSASubject}}},
+	}
+}
+
+// RRSARoleARN and RRSAProviderARN are the ARNs RRSA's variables name.
+var (
+	RRSARoleARN     = "acs:ram::" + AccountID + ":role/" + RRSARole
+	RRSAProviderARN = "acs:ram::" + AccountID + ":oidc-provider/" + RRSAProvider
+)
