@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aliyun/credentials-go/credentials/providers"
+	"k8s.io/klog/v2"
 )
 
 // Credentials are what signs a request: an AccessKey, or an STS triple.
@@ -201,6 +202,8 @@ func (c *ChainProvider) Credentials(context.Context) (Credentials, error) {
 			continue
 		}
 		c.active = s
+		klog.InfoS("Cloud credentials found; this source is used from now on", "source", s.name, "accessKeyID", creds.AccessKeyId,
+			"sts", creds.SecurityToken != "", "sourcesWithout", len(errs))
 		return fromProvider(s.name, creds), nil
 	}
 	return Credentials{}, fmt.Errorf("no credentials from any source of the chain (%s)", strings.Join(errs, "; "))
