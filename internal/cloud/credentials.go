@@ -65,6 +65,12 @@ func (p StaticProvider) Credentials(context.Context) (Credentials, error) { retu
 // reads the ECS RAM role from.
 const DefaultMetadataEndpoint = "http://100.100.100.200"
 
+// Timeouts of one metadata request for the instance role's credentials.
+const (
+	metadataConnectTimeout = 2 * time.Second
+	metadataReadTimeout    = 5 * time.Second
+)
+
 // ChainOptions adjust the sources of NewChain; the zero value is
 // credentials-go's default chain.
 type ChainOptions struct {
@@ -151,14 +157,17 @@ func NewChain(o ChainOptions) (*ChainProvider, error) {
 	add("cli_profile", cli, err)
 	profile, err := providers.NewProfileCredentialsProviderBuilder().Build()
 	add("profile", profile, err)
-	eb := providers.NewECSRAMRoleCredentialsProviderBuilder().WithRoleName(o.RoleName).WithDisableIMDSv1(o.DisableIMDSv1)
+	// credentials-go's 1 s metadata timeouts are short for a busy node;
+	// these are the ones the CCM's own metadata reads use.
+	mdHTTP := &providers.HttpOptions{ConnectTimeout: int(metadataConnectTimeout.Milliseconds()), ReadTimeout: int(metadataReadTimeout.Milliseconds())}
 	if md := strings.TrimRight(o.MetadataEndpoint, "/"); md != "" && md != DefaultMetadataEndpoint {
 		u, err := url.Parse(md)
 		if err != nil || u.Scheme != "http" || u.Host == "" {
 			return nil, fmt.Errorf("credentials: metadata endpoint must be an http URL, got %q", md)
 		}
-		eb = eb.WithHttpOptions(&providers.HttpOptions{Proxy: md})
+		mdHTTP.Proxy = md
 	}
+	eb := providers.NewECSRAMRoleCredentialsProviderBuilder().WithRoleName(o.RoleName).WithDisableIMDSv1(o.DisableIMDSv1).WithHttpOptions(mdHTTP)
 	ecs, err := eb.Build()
 	add("ecs_ram_role", ecs, err)
 	if os.Getenv("ALIBABA_CLOUD_CREDENTIALS_URI") != "" {
@@ -181,7 +190,7 @@ func (c *ChainProvider) Sources() []string {
 }
 
 // Credentials implements CredentialsProvider. credentials-go takes no
-// context: a source's own timeouts bound the call (1 s per metadata
+// context: a source's own timeouts bound the call (7 s per metadata
 // request, 15 s per STS request).
 func (c *ChainProvider) Credentials(context.Context) (Credentials, error) {
 	c.mu.Lock()
