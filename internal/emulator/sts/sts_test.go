@@ -3,6 +3,7 @@ package sts_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/conformance"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 )
@@ -58,6 +60,12 @@ func TestAssumeRoleWithOIDCIssuesCredentialsTheGatewayAccepts(t *testing.T) {
 	resp, err := assume(stsClient(t, env), token, emulatortest.RRSARoleARN, emulatortest.RRSAProviderARN, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every member the emulator answers is one the SDK's model has, with
+	// its JSON type.
+	res, err := conformance.Check(resp.GetHttpContentBytes(), reflect.TypeOf(resp))
+	if err != nil || len(res.Mismatches) > 0 || res.Fields < 15 {
+		t.Fatalf("the response does not match the SDK's model (%d fields checked): %v %v", res.Fields, res.Mismatches, err)
 	}
 	cr := resp.Credentials
 	if !strings.HasPrefix(cr.AccessKeyId, "STS.") || cr.AccessKeySecret == "" || cr.SecurityToken == "" || resp.RequestId == "" {
