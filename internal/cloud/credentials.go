@@ -79,8 +79,9 @@ type ChainOptions struct {
 	// ALIBABA_CLOUD_ACCESS_KEY_ID, as it was before the chain.
 	LegacyAccessKey *Credentials
 	// STSEndpoint is the STS host[:port] that OIDC (RRSA) exchanges its
-	// ServiceAccount token at; empty: credentials-go's choice from
-	// STSRegion, ALIBABA_CLOUD_STS_REGION and ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED.
+	// ServiceAccount token at; empty: ALIBABA_CLOUD_STS_ENDPOINT, else
+	// credentials-go's choice from STSRegion, ALIBABA_CLOUD_STS_REGION and
+	// ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED.
 	STSEndpoint string
 	// STSRegion picks sts[-vpc].<region>.aliyuncs.com when STSEndpoint is
 	// empty and ALIBABA_CLOUD_STS_REGION is not set.
@@ -142,9 +143,15 @@ func NewChain(o ChainOptions) (*ChainProvider, error) {
 		add("legacy_env", p, nil)
 	}
 	ob := providers.NewOIDCCredentialsProviderBuilder()
+	// ACK's pod-identity webhook sets ALIBABA_CLOUD_STS_ENDPOINT, which
+	// this credentials-go version does not read itself.
+	stsEndpoint := o.STSEndpoint
+	if stsEndpoint == "" {
+		stsEndpoint = strings.TrimSpace(os.Getenv("ALIBABA_CLOUD_STS_ENDPOINT"))
+	}
 	switch {
-	case o.STSEndpoint != "":
-		ob = ob.WithSTSEndpoint(o.STSEndpoint)
+	case stsEndpoint != "":
+		ob = ob.WithSTSEndpoint(stsEndpoint)
 	default:
 		ob = ob.WithEnableVpc(o.STSUseVPC)
 		if envRegion := strings.TrimSpace(os.Getenv("ALIBABA_CLOUD_STS_REGION")); envRegion == "" && o.STSRegion != "" {

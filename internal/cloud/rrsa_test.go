@@ -22,7 +22,6 @@ import (
 // The child's instructions; it runs only when rrsaMode is set.
 const (
 	rrsaMode   = "RRSA_TEST_MODE"
-	rrsaSTS    = "RRSA_TEST_STS_ENDPOINT"
 	rrsaECS    = "RRSA_TEST_ECS_ENDPOINT"
 	rrsaRegion = "RRSA_TEST_REGION"
 )
@@ -75,7 +74,9 @@ func TestRRSAAgainstTheEmulator(t *testing.T) {
 				"ALIBABA_CLOUD_OIDC_TOKEN_FILE="+tokenFile,
 				// Not on ECS: the chain must not wait for 100.100.100.200.
 				"ALIBABA_CLOUD_ECS_METADATA_DISABLED=true",
-				rrsaMode+"="+tc.mode, rrsaSTS+"="+stsAddr, rrsaECS+"="+env.Endpoint, rrsaRegion+"="+env.Region)
+				// As ACK's pod-identity webhook names the endpoint.
+				"ALIBABA_CLOUD_STS_ENDPOINT="+stsAddr,
+				rrsaMode+"="+tc.mode, rrsaECS+"="+env.Endpoint, rrsaRegion+"="+env.Region)
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: TestRRSAChild") {
 				t.Fatalf("child: %v\n%s", err, out)
@@ -128,7 +129,9 @@ func TestRRSAChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain, err := cloud.NewChain(cloud.ChainOptions{STSEndpoint: os.Getenv(rrsaSTS)})
+	// A region, which the chain would make sts.<region>.aliyuncs.com of
+	// without ALIBABA_CLOUD_STS_ENDPOINT.
+	chain, err := cloud.NewChain(cloud.ChainOptions{STSRegion: os.Getenv(rrsaRegion)})
 	if err != nil {
 		t.Fatal(err)
 	}

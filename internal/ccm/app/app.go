@@ -196,7 +196,8 @@ Environment:
   (none of those)                the instance RAM role over IMDSv2
   ECS_ENDPOINT, VPC_ENDPOINT, SLB_ENDPOINT, NLB_ENDPOINT
                                  product API host[:port], over the cloud-config
-  STS_ENDPOINT                   STS host[:port] of RRSA (default
+  STS_ENDPOINT                   STS host[:port] of RRSA, over the cloud-config (else
+                                 ALIBABA_CLOUD_STS_ENDPOINT, else
                                  sts[-vpc].<region>.aliyuncs.com)
   ALICLOUD_CLIENT_SCHEME         HTTPS (default) or HTTP
   METADATA_ENDPOINT              instance metadata base URL (http://100.100.100.200)
