@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,8 +65,7 @@ func TestRRSAAgainstTheEmulator(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			env.Emulator.Gateway.ResetRequests()
 			tokenFile := write(tc.mode+".token", tc.token)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestRRSAChild$", "-test.v", "-test.count=1")
-			cmd.Env = append(withoutChainEnv(os.Environ()),
+			out := emulatortest.RunChild(t, "TestRRSAChild",
 				"HOME="+dir, "SSL_CERT_FILE="+ca,
 				"ALIBABA_CLOUD_ROLE_ARN="+emulatortest.RRSARoleARN,
 				"ALIBABA_CLOUD_OIDC_PROVIDER_ARN="+emulatortest.RRSAProviderARN,
@@ -77,12 +75,7 @@ func TestRRSAAgainstTheEmulator(t *testing.T) {
 				// As ACK's pod-identity webhook names the endpoint.
 				"ALIBABA_CLOUD_STS_ENDPOINT="+stsAddr,
 				rrsaMode+"="+tc.mode, rrsaECS+"="+env.Endpoint, rrsaRegion+"="+env.Region)
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestRRSAChild") {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			t.Logf("child:\n%s", out)
-			if strings.Contains(string(out), tc.token[len(tc.token)/2:]) {
+			if strings.Contains(out, tc.token[len(tc.token)/2:]) {
 				t.Fatalf("the child's output shows the OIDC token:\n%s", out)
 			}
 			var exchanges []gateway.RequestRecord
@@ -96,17 +89,6 @@ func TestRRSAAgainstTheEmulator(t *testing.T) {
 			}
 		})
 	}
-}
-
-// withoutChainEnv drops the variables credentials-go reads from environ.
-func withoutChainEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		if !strings.HasPrefix(kv, "ALIBABA_CLOUD_") && !strings.HasPrefix(kv, "SSL_CERT_") && !strings.HasPrefix(kv, "HOME=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // TestRRSAChild is TestRRSAAgainstTheEmulator's client; alone it skips.

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,22 +50,10 @@ func TestProviderSignsWithRRSA(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var environ []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ALIBABA_CLOUD_") && !strings.HasPrefix(kv, "ACCESS_KEY_") && !strings.HasPrefix(kv, "HOME=") {
-			environ = append(environ, kv)
-		}
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestProviderChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(environ, "HOME="+dir, "SSL_CERT_FILE="+filepath.Join(dir, "ca.pem"),
+	out := emulatortest.RunChild(t, "TestProviderChild", "HOME="+dir, "SSL_CERT_FILE="+filepath.Join(dir, "ca.pem"),
 		"ALIBABA_CLOUD_ROLE_ARN="+emulatortest.RRSARoleARN, "ALIBABA_CLOUD_OIDC_PROVIDER_ARN="+emulatortest.RRSAProviderARN,
 		"ALIBABA_CLOUD_OIDC_TOKEN_FILE="+filepath.Join(dir, "token"),
 		"STS_ENDPOINT="+stsAddr, "METADATA_ENDPOINT="+env.URL(), childConfig+"="+filepath.Join(dir, "cloud-config.yaml"))
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestProviderChild") {
-		t.Fatalf("child: %v", err)
-	}
 	var signed []string
 	for _, r := range env.Emulator.Requests(gateway.RequestFilter{Action: "DescribeInstances"}) {
 		signed = append(signed, r.AccessKeyID)
@@ -82,7 +69,7 @@ func TestProviderSignsWithRRSA(t *testing.T) {
 	if n := len(env.Emulator.Requests(gateway.RequestFilter{Action: "AssumeRoleWithOIDC"})); n != 1 {
 		t.Fatalf("want one token exchange, got %d", n)
 	}
-	if strings.Contains(string(out), files["token"][len(files["token"])/2:]) {
+	if strings.Contains(out, files["token"][len(files["token"])/2:]) {
 		t.Fatal("the provider's output shows the OIDC token")
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,3 +94,28 @@ var (
 	RRSARoleARN     = "acs:ram::" + AccountID + ":role/" + RRSARole
 	RRSAProviderARN = "acs:ram::" + AccountID + ":oidc-provider/" + RRSAProvider
 )
+
+// RunChild runs the test named test of this test binary in a child process
+// with the environment stripped of every credentials-go variable, HOME and
+// SSL_CERT_* and given env instead, and returns its output; it fails when
+// the child's test does not pass. credentials-go reads its variables and
+// Go its system roots once per process, so a client that must find only
+// what a test sets runs there.
+func RunChild(t testing.TB, test string, env ...string) string {
+	t.Helper()
+	var environ []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ALIBABA_CLOUD_") && !strings.HasPrefix(kv, "ACCESS_KEY_") &&
+			!strings.HasPrefix(kv, "SSL_CERT_") && !strings.HasPrefix(kv, "HOME=") {
+			environ = append(environ, kv)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(environ, env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", test, out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s in a child process: %v", test, err)
+	}
+	return string(out)
+}
