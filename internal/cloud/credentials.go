@@ -205,7 +205,7 @@ func (c *ChainProvider) Credentials(context.Context) (Credentials, error) {
 	if c.active != nil {
 		creds, err := c.active.provider.GetCredentials()
 		if err != nil {
-			return Credentials{}, fmt.Errorf("credentials from %s: %w", c.active.name, err)
+			return Credentials{}, fmt.Errorf("credentials from %s: %s", c.active.name, sourceError(c.active.name, err))
 		}
 		return fromProvider(c.active.name, creds), nil
 	}
@@ -214,7 +214,7 @@ func (c *ChainProvider) Credentials(context.Context) (Credentials, error) {
 		s := &c.sources[i]
 		creds, err := s.provider.GetCredentials()
 		if err != nil {
-			errs = append(errs, s.name+": "+err.Error())
+			errs = append(errs, s.name+": "+sourceError(s.name, err))
 			continue
 		}
 		c.active = s
@@ -227,4 +227,22 @@ func (c *ChainProvider) Credentials(context.Context) (Credentials, error) {
 
 func fromProvider(name string, cc *providers.Credentials) Credentials {
 	return Credentials{AccessKeyID: cc.AccessKeyId, accessKeySecret: cc.AccessKeySecret, SecurityToken: cc.SecurityToken, Source: name}
+}
+
+// sourceError is a source's error as it may be logged: the credentials
+// file source passes on go-ini's parse errors, which quote the line they
+// cannot parse, and that line may hold a secret.
+func sourceError(name string, err error) string {
+	msg := err.Error()
+	const openFailed = "Can not open file"
+	i := strings.Index(msg, openFailed)
+	if name != "profile" || i < 0 {
+		return msg
+	}
+	for _, fsErr := range []string{"no such file or directory", "permission denied", "is a directory"} {
+		if strings.Contains(msg, fsErr) {
+			return msg
+		}
+	}
+	return msg[:i] + "the credentials file does not parse (its text is not shown: it may hold a secret)"
 }

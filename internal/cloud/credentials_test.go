@@ -176,3 +176,29 @@ func TestCredentialsNeverPrintTheirSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestChainErrorsDoNotQuoteTheCredentialsFile: a credentials file that
+// does not parse is named in the error, but the line the parser quotes,
+// which may be a secret, is not.
+func TestChainErrorsDoNotQuoteTheCredentialsFile(t *testing.T) {
+	isolateChain(t)
+	dir := filepath.Join(os.Getenv("HOME"), ".alibabacloud")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bad := "[default]\ntype = access_key\naccess_key_id = LTAIfile\naccess_key_secret s3cr3t-in-a-bad-line\n"
+	if err := os.WriteFile(filepath.Join(dir, "credentials"), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cloud.NewChain(cloud.ChainOptions{MetadataEndpoint: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Credentials(context.Background())
+	if err == nil || strings.Contains(err.Error(), "s3cr3t-in-a-bad-line") {
+		t.Fatalf("want an error without the file's line, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "profile: ") || !strings.Contains(err.Error(), "does not parse") {
+		t.Fatalf("the error does not say the credentials file is broken: %v", err)
+	}
+}
