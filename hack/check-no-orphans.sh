@@ -13,6 +13,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${CONTROLPLANE_CACHE:-$root/.cache/controlplane}"
 run="${ALICLOUD_TEST_RUN:-}"
+# A second for processes stopped by the last test to exit (its own test
+# sets ORPHAN_CHECK_SETTLE=0).
 sleep "${ORPHAN_CHECK_SETTLE:-1}"
 candidates="$(ps -eo pid=,args= | awk -v c="$cache" 'index($2, c) == 1 || $2 ~ /\/(cloud-controller-manager|alicloud-emulator|sandbox)$/ || $2 ~ /\.test$/ {print}' || true)"
 left=""
