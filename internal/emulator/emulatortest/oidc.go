@@ -89,9 +89,11 @@ func RRSAConfig(issuer *OIDCIssuer) sts.Config {
 	}
 }
 
-// RRSARoleARN and RRSAProviderARN are the ARNs RRSA's variables name.
-var (
-	RRSARoleARN     = "acs:ram::" + AccountID + ":role/" + RRSARole
+// The ARNs RRSA's variables name.
+const (
+	// RRSARoleARN is ALIBABA_CLOUD_ROLE_ARN for RRSARole.
+	RRSARoleARN = "acs:ram::" + AccountID + ":role/" + RRSARole
+	// RRSAProviderARN is ALIBABA_CLOUD_OIDC_PROVIDER_ARN for RRSAProvider.
 	RRSAProviderARN = "acs:ram::" + AccountID + ":oidc-provider/" + RRSAProvider
 )
 
