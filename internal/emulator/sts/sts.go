@@ -81,9 +81,15 @@ type Issuer func(account string, now time.Time, ttl time.Duration) (id, secret, 
 
 // Service is the emulated STS.
 type Service struct {
-	cfg   Config
-	keys  map[string][]publicKey
-	issue Issuer
+	cfg       Config
+	providers map[string]provider
+	issue     Issuer
+}
+
+// provider is a registered OIDC provider with its parsed keys.
+type provider struct {
+	OIDCProvider
+	keys []publicKey
 }
 
 // New checks cfg (every provider's keys parse, every role trusts known
@@ -92,7 +98,7 @@ func New(cfg Config, issue Issuer) (*Service, error) {
 	if issue == nil {
 		return nil, fmt.Errorf("sts: no credential issuer")
 	}
-	s := &Service{cfg: cfg, keys: map[string][]publicKey{}, issue: issue}
+	s := &Service{cfg: cfg, providers: map[string]provider{}, issue: issue}
 	for i, p := range cfg.OIDCProviders {
 		if p.Name == "" || p.IssuerURL == "" {
 			return nil, fmt.Errorf("sts: OIDC provider %d needs a name and an issuerURL", i)
@@ -101,14 +107,14 @@ func New(cfg Config, issue Issuer) (*Service, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sts: OIDC provider %s: %w", p.Name, err)
 		}
-		s.keys[p.Name] = keys
+		s.providers[p.Name] = provider{p, keys}
 	}
 	for _, r := range cfg.Roles {
 		if r.Name == "" {
 			return nil, fmt.Errorf("sts: a role needs a name")
 		}
 		for _, p := range r.Providers {
-			if _, ok := s.keys[p]; !ok {
+			if _, ok := s.providers[p]; !ok {
 				return nil, fmt.Errorf("sts: role %s trusts unknown OIDC provider %s", r.Name, p)
 			}
 		}
@@ -161,17 +167,11 @@ func (s *Service) assumeRoleWithOIDC(req *api.Request) (map[string]any, error) {
 	if session != "" && !sessionNamePattern.MatchString(session) {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidParameter.RoleSessionName", "The parameter RoleSessionName is wrongly formed.")
 	}
-	keys, ok := s.keys[provName]
-	var prov OIDCProvider
-	for _, op := range s.cfg.OIDCProviders {
-		if op.Name == provName {
-			prov = op
-		}
-	}
+	prov, ok := s.providers[provName]
 	if !ok || provAcct != s.cfg.AccountID {
 		return nil, api.Errorf(http.StatusUnauthorized, "AuthenticationFail.NoPermission", "No such OIDC Provider registered.")
 	}
-	c, err := parseToken(p.String("OIDCToken"), keys)
+	c, err := parseToken(p.String("OIDCToken"), prov.keys)
 	if err != nil {
 		return nil, err
 	}
