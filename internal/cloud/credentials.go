@@ -169,8 +169,8 @@ func NewChain(o ChainOptions) (*ChainProvider, error) {
 	mdHTTP := &providers.HttpOptions{ConnectTimeout: int(metadataConnectTimeout.Milliseconds()), ReadTimeout: int(metadataReadTimeout.Milliseconds())}
 	if md := strings.TrimRight(o.MetadataEndpoint, "/"); md != "" && md != DefaultMetadataEndpoint {
 		u, err := url.Parse(md)
-		if err != nil || u.Scheme != "http" || u.Host == "" {
-			return nil, fmt.Errorf("credentials: metadata endpoint must be an http URL, got %q", md)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("credentials: metadata endpoint must be an http(s) URL, got %q", md)
 		}
 		mdHTTP.Proxy = md
 	}
