@@ -32,6 +32,19 @@ func isolateChain(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 }
 
+// writeCredentialsFile writes ~/.alibabacloud/credentials in the test's
+// home (isolateChain's).
+func writeCredentialsFile(t *testing.T, ini string) {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("HOME"), ".alibabacloud")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "credentials"), []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestChainUsesTheInstanceRoleOverIMDSv2: with nothing else configured,
 // the chain signs with the instance role's STS credentials, read with an
 // IMDSv2 token from the metadata endpoint given (the emulator's, reached
@@ -81,16 +94,6 @@ func TestChainUsesTheInstanceRoleOverIMDSv2(t *testing.T) {
 func TestChainPrecedence(t *testing.T) {
 	env := emulatortest.Start(t)
 	legacy := cloud.NewCredentials("LTAIlegacy", "legacy-secret", "", time.Time{})
-	profile := func(t *testing.T) {
-		dir := filepath.Join(os.Getenv("HOME"), ".alibabacloud")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		ini := "[default]\ntype = access_key\naccess_key_id = LTAIprofile\naccess_key_secret = profile-secret\n"
-		if err := os.WriteFile(filepath.Join(dir, "credentials"), []byte(ini), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []struct {
 		name      string
 		env       map[string]string
@@ -112,7 +115,7 @@ func TestChainPrecedence(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			if tc.profile {
-				profile(t)
+				writeCredentialsFile(t, "[default]\ntype = access_key\naccess_key_id = LTAIprofile\naccess_key_secret = profile-secret\n")
 			}
 			o := cloud.ChainOptions{MetadataEndpoint: env.URL()}
 			if tc.legacy {
@@ -182,14 +185,7 @@ func TestCredentialsNeverPrintTheirSecrets(t *testing.T) {
 // which may be a secret, is not.
 func TestChainErrorsDoNotQuoteTheCredentialsFile(t *testing.T) {
 	isolateChain(t)
-	dir := filepath.Join(os.Getenv("HOME"), ".alibabacloud")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	bad := "[default]\ntype = access_key\naccess_key_id = LTAIfile\naccess_key_secret s3cr3t-in-a-bad-line\n"
-	if err := os.WriteFile(filepath.Join(dir, "credentials"), []byte(bad), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCredentialsFile(t, "[default]\ntype = access_key\naccess_key_id = LTAIfile\naccess_key_secret s3cr3t-in-a-bad-line\n")
 	p, err := cloud.NewChain(cloud.ChainOptions{MetadataEndpoint: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
