@@ -54,6 +54,9 @@ unit:
 	$(GO) test -short -count=1 ./...
 
 ## test: unit and integration tests against a local control plane and the emulator, then the race pass (make race)
+# ALICLOUD_TEST_RUN marks every process this run starts (they inherit it),
+# so that the orphan check flags those only, not a sandbox running beside.
+test: export ALICLOUD_TEST_RUN := $(shell date +%s%N)-$(shell echo $$PPID)
 test: controlplane helm fmt-check
 	@echo "==> go test (unit + integration; each test binary starts its own local cluster when it needs one)"
 	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...

@@ -1,7 +1,8 @@
 // Command alicloud-emulator serves a local emulation of the Alibaba Cloud
 // ECS, VPC, SLB and NLB OpenAPIs, its control API (/_emulator/), a read-only
 // web console (/_emulator/ui/) and the ECS instance metadata service
-// (/latest/) on one HTTP listener.
+// (/latest/) on one HTTP listener, and STS (AssumeRoleWithOIDC, for RRSA)
+// on it and on an optional HTTPS listener.
 //
 //	alicloud-emulator --listen 127.0.0.1:18080 [--state FILE] [--seed FILE]
 //	    [--access-key-id ID --access-key-secret SECRET] [--region cn-hangzhou]
@@ -14,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +61,8 @@ type options struct {
 	version                        bool
 	quotaProfile                   string
 	quotaScale                     float64
+	stsConfig, tlsListen, tlsCert  string
+	stsCredentialTTL               time.Duration
 }
 
 // about opens --help.
@@ -99,6 +103,10 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 	fs.IntVar(&o.requestLogSize, "request-log-size", gateway.DefaultRequestLogSize, "calls kept in the request log")
 	fs.StringVar(&o.quotaProfile, "quota-profile", "", "limit every action to a published API rate-limit profile ("+strings.Join(gateway.QuotaProfileNames(), ", ")+"; default: unlimited)")
 	fs.Float64Var(&o.quotaScale, "quota-scale", 1, "multiply every limit of --quota-profile (a raised quota)")
+	fs.StringVar(&o.stsConfig, "sts-config", "", "JSON file of the OIDC providers and roles STS AssumeRoleWithOIDC (RRSA) accepts (docs/emulator.md)")
+	fs.DurationVar(&o.stsCredentialTTL, "sts-credential-ttl", 0, "lifetime of every STS credential AssumeRoleWithOIDC issues, whatever DurationSeconds asks (a test knob; default: as asked)")
+	fs.StringVar(&o.tlsListen, "tls-listen", "", "host:port to serve the same API over HTTPS on too (credentials-go calls STS over HTTPS only)")
+	fs.StringVar(&o.tlsCert, "tls-cert-file", "", "write the HTTPS listener's self-signed certificate here (PEM), for clients' SSL_CERT_FILE")
 	fs.BoolVar(&o.version, "version", false, "print the version (release, commit, build date, Go) and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -113,6 +121,9 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 		if _, err := gateway.LookupQuotaProfile(o.quotaProfile); err != nil {
 			return o, err
 		}
+	}
+	if o.tlsCert != "" && o.tlsListen == "" {
+		return o, fmt.Errorf("--tls-cert-file needs --tls-listen")
 	}
 	if (o.keyID == "") != (o.keySecret == "") {
 		return o, fmt.Errorf("--access-key-id and --access-key-secret go together")
@@ -144,6 +155,16 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		QuotaProfile:          o.quotaProfile,
 		QuotaScale:            o.quotaScale,
 	}
+	if o.stsConfig != "" {
+		data, err := os.ReadFile(o.stsConfig)
+		if err != nil {
+			return fmt.Errorf("read STS config: %w", err)
+		}
+		if err := json.Unmarshal(data, &cfg.STS); err != nil {
+			return fmt.Errorf("%s: %w", o.stsConfig, err)
+		}
+	}
+	cfg.STS.CredentialTTL = o.stsCredentialTTL
 	generated := false
 	if !o.disableAuth {
 		if o.keyID == "" {
@@ -191,6 +212,18 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	}
 	if o.quotaProfile != "" {
 		fmt.Fprintf(out, "quota profile %s (scale %g): %d actions limited\n", o.quotaProfile, o.quotaScale, len(e.Gateway.Throttles()))
+	}
+	if o.tlsListen != "" {
+		tlsAddr, certPEM, err := e.StartTLS(o.tlsListen)
+		if err != nil {
+			return err
+		}
+		if o.tlsCert != "" {
+			if err := os.WriteFile(o.tlsCert, certPEM, 0o644); err != nil {
+				return fmt.Errorf("write the HTTPS certificate: %w", err)
+			}
+		}
+		fmt.Fprintf(out, "HTTPS (STS for RRSA: STS_ENDPOINT=%s) on %s\n", tlsAddr, tlsAddr)
 	}
 	fmt.Fprintf(out, "web console (read-only): http://%s%s\n", addr, console.Prefix)
 	fmt.Fprintf(out, "listening on %s\n", addr)

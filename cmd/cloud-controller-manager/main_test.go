@@ -54,7 +54,8 @@ func TestHelpOpening(t *testing.T) {
 	}
 	opening, _, _ := strings.Cut(got, "Usage:")
 	for _, want := range []string{"--cloud-config", "Global:", "clusterID", "routeTableIDs", "resourceGroupID", "disablePublicSLB", "featureGates",
-		"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ECS_ENDPOINT", "METADATA_ENDPOINT", "ALICLOUD_CLIENT_SCHEME"} {
+		"ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ECS_ENDPOINT", "METADATA_ENDPOINT", "ALICLOUD_CLIENT_SCHEME",
+		"ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CLOUD_OIDC_TOKEN_FILE", "STS_ENDPOINT", "stsEndpoint"} {
 		if !strings.Contains(opening, want) {
 			t.Errorf("--help opening lacks %q", want)
 		}

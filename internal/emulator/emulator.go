@@ -20,6 +20,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/nlb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/slb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/sts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/vpc"
 )
 
@@ -62,6 +63,9 @@ type Config struct {
 	QuotaProfile string
 	// QuotaScale multiplies every limit of QuotaProfile (default 1).
 	QuotaScale float64
+	// STS holds the OIDC providers and roles AssumeRoleWithOIDC (RRSA)
+	// accepts; its account defaults to AccountID's.
+	STS sts.Config
 }
 
 // Emulator is a running or ready-to-run emulated cloud.
@@ -78,10 +82,13 @@ type Emulator struct {
 	SLB *slb.Service
 	// NLB is the NLB product (load balancers, listeners, server groups).
 	NLB *nlb.Service
+	// STS is the Security Token Service (AssumeRoleWithOIDC for RRSA).
+	STS *sts.Service
 
-	region    string
-	server    *http.Server
-	listener  net.Listener
+	region   string
+	listener net.Listener
+	// servers are the HTTP listener's and StartTLS's.
+	servers   []*http.Server
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -112,6 +119,18 @@ func New(cfg Config) (*Emulator, error) {
 	if e.NLB, err = nlb.New(st, e.ECS, e.VPC); err != nil {
 		return nil, fmt.Errorf("nlb: %w", err)
 	}
+	stsCfg := cfg.STS
+	if stsCfg.AccountID == "" {
+		stsCfg.AccountID = gateway.DefaultAccount(cfg.AccountID, cfg.AccessKeys)
+	}
+	// The gateway is built after the products; STS reaches it when it
+	// issues, never before Start.
+	if e.STS, err = sts.New(stsCfg, func(account string, now time.Time, ttl time.Duration) (string, string, string, time.Time) {
+		return e.Gateway.IssueSTS(account, now, ttl)
+	}); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	regions := cfg.Regions
 	if len(regions) == 0 {
 		regions = api.DefaultRegionIDs()
@@ -120,7 +139,7 @@ func New(cfg Config) (*Emulator, error) {
 		Region:                cfg.Region,
 		Regions:               api.NewRegions(append([]string{cfg.Region}, regions...)),
 		Store:                 st,
-		Products:              []api.Product{e.ECS.Product(), e.VPC.Product(), e.SLB.Product(), e.NLB.Product()},
+		Products:              []api.Product{e.ECS.Product(), e.VPC.Product(), e.SLB.Product(), e.NLB.Product(), e.STS.Product()},
 		AccessKeys:            cfg.AccessKeys,
 		DisableAuth:           cfg.DisableAuth,
 		DefaultAccountID:      cfg.AccountID,
@@ -240,22 +259,28 @@ func (e *Emulator) Start(addr string) (string, error) {
 		return "", fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	e.listener = l
-	e.server = &http.Server{Handler: e.Gateway, ReadHeaderTimeout: 10 * time.Second}
+	e.serve(l)
+	return l.Addr().String(), nil
+}
+
+// serve runs the gateway on l until Close.
+func (e *Emulator) serve(l net.Listener) {
+	srv := &http.Server{Handler: e.Gateway, ReadHeaderTimeout: 10 * time.Second}
+	e.servers = append(e.servers, srv)
 	go func() {
-		if err := e.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			panic(err)
 		}
 	}()
-	return l.Addr().String(), nil
 }
 
 // Close stops serving and closes the state file; it is safe to call twice.
 func (e *Emulator) Close() error {
 	e.closeOnce.Do(func() {
-		if e.server != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = e.server.Shutdown(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, srv := range e.servers {
+			_ = srv.Shutdown(ctx)
 		}
 		e.closeErr = e.Store.Close()
 	})

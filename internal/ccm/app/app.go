@@ -178,16 +178,28 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
     featureGates: "IPv6DualStack=false"
     kubernetesClusterTag: ack.aliyun.com
     ramRoleName: ...             # instance RAM role (default: the only one)
-    ecsEndpoint/vpcEndpoint/slbEndpoint/nlbEndpoint, scheme, metadataEndpoint
-    accessKeyID/accessKeySecret  # base64; discouraged, prefer the env or a RAM role
+    ecsEndpoint/vpcEndpoint/slbEndpoint/nlbEndpoint/stsEndpoint, scheme, metadataEndpoint
+    accessKeyID/accessKeySecret  # base64; discouraged, prefer RRSA, the env or a RAM role
 
 Environment:
 
+  Credentials: the cloud-config's accessKeyID/accessKeySecret, else the first
+  source of credentials-go's default chain that has some, in this order:
   ALIBABA_CLOUD_ACCESS_KEY_ID, ALIBABA_CLOUD_ACCESS_KEY_SECRET
-                                 AccessKey (else ACCESS_KEY_ID/ACCESS_KEY_SECRET,
-                                 else the instance RAM role over the metadata service)
+  [, ALIBABA_CLOUD_SECURITY_TOKEN]
+                                 AccessKey or STS token (the chart's Secret)
+  ACCESS_KEY_ID, ACCESS_KEY_SECRET
+                                 the existing CCM's names for an AccessKey
+  ALIBABA_CLOUD_ROLE_ARN, ALIBABA_CLOUD_OIDC_PROVIDER_ARN,
+  ALIBABA_CLOUD_OIDC_TOKEN_FILE  RRSA: the ServiceAccount token exchanged at STS
+  ~/.aliyun/config.json, ~/.alibabacloud/credentials (ALIBABA_CLOUD_PROFILE)
+                                 CLI and credentials-file profiles
+  (none of those)                the instance RAM role over IMDSv2
   ECS_ENDPOINT, VPC_ENDPOINT, SLB_ENDPOINT, NLB_ENDPOINT
                                  product API host[:port], over the cloud-config
+  STS_ENDPOINT                   STS host[:port] of RRSA, over the cloud-config (else
+                                 ALIBABA_CLOUD_STS_ENDPOINT, else
+                                 sts[-vpc].<region>.aliyuncs.com)
   ALICLOUD_CLIENT_SCHEME         HTTPS (default) or HTTP
   METADATA_ENDPOINT              instance metadata base URL (http://100.100.100.200)
   SERVICE_FORCE_BACKEND_ENI      true|false: default backend type eni or ecs

@@ -73,8 +73,9 @@ type Global struct {
 	// external token program); accepted for compatibility, not used here.
 	UID string `json:"uid,omitempty"`
 	// AccessKeyID is the base64-encoded AccessKey id; set it with
-	// AccessKeySecret or leave both empty (then the environment's
-	// ALIBABA_CLOUD_ACCESS_KEY_ID/ACCESS_KEY_ID, else the instance RAM role).
+	// AccessKeySecret or leave both empty (then the credentials chain:
+	// ALIBABA_CLOUD_ACCESS_KEY_ID, ACCESS_KEY_ID, RRSA, profiles, the
+	// instance RAM role).
 	AccessKeyID string `json:"accessKeyID,omitempty"`
 	// AccessKeySecret is the base64-encoded AccessKey secret of AccessKeyID.
 	AccessKeySecret string `json:"accessKeySecret,omitempty"`
@@ -164,6 +165,10 @@ type Global struct {
 	// MetadataEndpoint is the instance metadata service's base URL
 	// (default http://100.100.100.200); env METADATA_ENDPOINT wins.
 	MetadataEndpoint string `json:"metadataEndpoint,omitempty"`
+	// STSEndpoint is the STS host[:port] where RRSA (OIDC) exchanges the
+	// ServiceAccount token for credentials; env STS_ENDPOINT wins; empty
+	// means sts[-vpc].<region>.aliyuncs.com (or ALIBABA_CLOUD_STS_REGION's).
+	STSEndpoint string `json:"stsEndpoint,omitempty"`
 	// RAMRoleName picks the instance RAM role (default: the only one listed).
 	RAMRoleName string `json:"ramRoleName,omitempty"`
 	// UseVPCEndpoints asks for the products' VPC-internal endpoints
@@ -178,6 +183,9 @@ type Endpoints struct {
 	// ECS, VPC, SLB and NLB are each product's API host[:port]; empty means
 	// the SDK's regional endpoint.
 	ECS, VPC, SLB, NLB string
+	// STS is the STS host[:port] of RRSA's token exchange; empty means the
+	// regional one.
+	STS string
 	// Scheme is HTTPS (default) or HTTP.
 	Scheme string
 	// UseVPC selects the VPC-internal endpoints for products without an
@@ -241,8 +249,13 @@ type Config struct {
 	// RAMRoleName is the instance RAM role to take STS credentials from;
 	// empty means the only one listed.
 	RAMRoleName string
-	// StaticCredentials is the AccessKey from the file or the environment, if any.
+	// StaticCredentials is the AccessKey of the cloud-config file, if any:
+	// it wins over every source of the credentials chain.
 	StaticCredentials *AccessKey
+	// LegacyEnvCredentials is the existing CCM's ACCESS_KEY_ID and
+	// ACCESS_KEY_SECRET, if set: the chain asks it right after
+	// ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET, which credentials-go reads itself.
+	LegacyEnvCredentials *AccessKey
 	// ServiceMaxConcurrentReconciles is cloud-config
 	// serviceMaxConcurrentReconciles (0 when unset): the service
 	// controller's workers unless --concurrent-service-syncs is given.
@@ -507,6 +520,9 @@ func (c *Config) setEndpoints(g Global, env Env) error {
 	if c.Endpoints.NLB, err = pick("Global.nlbEndpoint", g.NLBEndpoint, "NLB_ENDPOINT"); err != nil {
 		return err
 	}
+	if c.Endpoints.STS, err = pick("Global.stsEndpoint", g.STSEndpoint, "STS_ENDPOINT"); err != nil {
+		return err
+	}
 	scheme, field := g.Scheme, "Global.scheme"
 	if e, ok := env("ALICLOUD_CLIENT_SCHEME"); ok && e != "" {
 		scheme, field = e, "env ALICLOUD_CLIENT_SCHEME"
@@ -579,11 +595,14 @@ func (c *Config) setCredentials(g Global, env Env) error {
 		if id == "" && secret == "" {
 			continue
 		}
+		// Checked here, at start, because the chain would otherwise skip a
+		// half pair silently and sign with the next source's identity.
 		if id == "" || secret == "" {
 			return &FieldError{Field: "env " + pair[0] + "/" + pair[1], Reason: "both must be set, or neither"}
 		}
-		c.StaticCredentials = &AccessKey{ID: id, Secret: Secret(secret)}
-		return nil
+		if pair[0] == "ACCESS_KEY_ID" {
+			c.LegacyEnvCredentials = &AccessKey{ID: id, Secret: Secret(secret)}
+		}
 	}
 	return nil
 }

@@ -60,21 +60,26 @@ func TestLoadAcceptsTheExistingCCMFormat(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"environment overrides endpoints and credentials", "Global:\n  clusterID: c3\n  slbEndpoint: slb.example:443\n", map[string]string{
-			"ECS_ENDPOINT": "127.0.0.1:8080", "SLB_ENDPOINT": "http://127.0.0.1:9090/", "ALICLOUD_CLIENT_SCHEME": "http",
+		{"environment overrides endpoints and credentials", "Global:\n  clusterID: c3\n  slbEndpoint: slb.example:443\n  stsEndpoint: sts.example\n", map[string]string{
+			"ECS_ENDPOINT": "127.0.0.1:8080", "SLB_ENDPOINT": "http://127.0.0.1:9090/", "ALICLOUD_CLIENT_SCHEME": "http", "STS_ENDPOINT": "https://127.0.0.1:9443",
 			"ALIBABA_CLOUD_ACCESS_KEY_ID": "ak", "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "sk", "METADATA_ENDPOINT": "http://127.0.0.1:1",
 			"SERVICE_FORCE_BACKEND_ENI": "true",
 		}, func(t *testing.T, c *Config) {
 			if c.Endpoints.ECS != "127.0.0.1:8080" || c.Endpoints.SLB != "127.0.0.1:9090" || c.Endpoints.Scheme != "HTTP" || c.MetadataEndpoint != "http://127.0.0.1:1" {
 				t.Errorf("%+v", c.Endpoints)
 			}
-			if c.StaticCredentials == nil || c.StaticCredentials.ID != "ak" || c.ServiceBackendType != "eni" {
+			if c.Endpoints.STS != "127.0.0.1:9443" {
+				t.Errorf("STS endpoint %q, want the environment's host", c.Endpoints.STS)
+			}
+			// The environment's AccessKey is the credentials chain's first
+			// source (credentials-go reads it), not an explicit key.
+			if c.StaticCredentials != nil || c.LegacyEnvCredentials != nil || c.ServiceBackendType != "eni" {
 				t.Errorf("%+v", c)
 			}
 		}},
 		{"the existing CCM's variable names", "Global:\n  clusterID: c4\n", map[string]string{"ACCESS_KEY_ID": "old", "ACCESS_KEY_SECRET": "oldsecret"}, func(t *testing.T, c *Config) {
-			if c.StaticCredentials == nil || c.StaticCredentials.ID != "old" {
-				t.Errorf("%+v", c.StaticCredentials)
+			if c.StaticCredentials != nil || c.LegacyEnvCredentials == nil || c.LegacyEnvCredentials.ID != "old" {
+				t.Errorf("explicit %+v, legacy %+v", c.StaticCredentials, c.LegacyEnvCredentials)
 			}
 		}},
 	} {

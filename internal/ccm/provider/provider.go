@@ -136,13 +136,9 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	var creds cloud.CredentialsProvider
-	if cfg.StaticCredentials != nil {
-		creds = cloud.StaticProvider{Creds: cloud.NewCredentials(cfg.StaticCredentials.ID, cfg.StaticCredentials.Secret.Reveal(), "", time.Time{})}
-		klog.InfoS("Using AccessKey credentials", "accessKeyID", cfg.StaticCredentials.ID)
-	} else {
-		creds = cloud.NewRAMRoleProvider(md, cfg.RAMRoleName)
-		klog.InfoS("Using the instance RAM role's STS credentials from the metadata service", "endpoint", mdBase)
+	creds, err := credentialsProvider(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
 	endpoints := cloud.Endpoints{
 		ECS: cfg.Endpoints.ECS, VPC: cfg.Endpoints.VPC, SLB: cfg.Endpoints.SLB, NLB: cfg.Endpoints.NLB,
@@ -181,6 +177,33 @@ func New(configPath string, opts Options) (*Cloud, error) {
 	instances := nodes.NewInstances(index, cfg.Region, nodes.CloudLister{Client: client})
 	instances.SetDualStack(cfg.FeatureGates["IPv6DualStack"])
 	return &Cloud{Config: cfg, Client: client, Options: opts, Nodes: instances}, nil
+}
+
+// credentialsProvider keeps the precedence the CCM has always had: the
+// cloud-config's AccessKey first, then credentials-go's default chain
+// (ALIBABA_CLOUD_ACCESS_KEY_ID from the env or the chart's Secret, the
+// existing CCM's ACCESS_KEY_ID, RRSA, profiles, the instance RAM role).
+// It logs the AccessKey id or the sources, never a secret.
+func credentialsProvider(cfg *config.Config, opts Options) (cloud.CredentialsProvider, error) {
+	if k := cfg.StaticCredentials; k != nil {
+		klog.InfoS("Using the cloud-config's AccessKey credentials", "accessKeyID", k.ID)
+		return cloud.StaticProvider{Creds: cloud.NewCredentials(k.ID, k.Secret.Reveal(), "", time.Time{})}, nil
+	}
+	co := cloud.ChainOptions{
+		STSEndpoint: cfg.Endpoints.STS, STSRegion: cfg.Region, STSUseVPC: useVPC(opts.Network),
+		RoleName: cfg.RAMRoleName, MetadataEndpoint: cfg.MetadataEndpoint, DisableIMDSv1: opts.IMDSv2,
+	}
+	if k := cfg.LegacyEnvCredentials; k != nil {
+		legacy := cloud.NewCredentials(k.ID, k.Secret.Reveal(), "", time.Time{})
+		co.LegacyAccessKey = &legacy
+	}
+	chain, err := cloud.NewChain(co)
+	if err != nil {
+		return nil, fmt.Errorf("cloud credentials: %w", err)
+	}
+	klog.InfoS("Using the credentials chain; the first source with credentials is used from then on",
+		"sources", chain.Sources(), "stsEndpoint", cfg.Endpoints.STS, "ramRoleName", cfg.RAMRoleName, "metadataEndpoint", cfg.MetadataEndpoint)
+	return chain, nil
 }
 
 // useVPC resolves the endpoints' network: the flags when given, else VPC

@@ -1,10 +1,11 @@
 // Package metadata reads the ECS instance metadata service
-// (http://100.100.100.200 by default), with IMDSv2 session tokens.
+// (http://100.100.100.200 by default), with IMDSv2 session tokens: the
+// instance's region, VPC and zone for the cloud-config. The instance RAM
+// role's credentials are credentials-go's (see cloud.NewChain).
 package metadata
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,53 +91,4 @@ func (c *Client) GetContext(ctx context.Context, path string) (string, error) {
 		return "", fmt.Errorf("metadata %s: HTTP %d", path, resp.StatusCode)
 	}
 	return string(body), nil
-}
-
-// RoleCredentials are the temporary credentials of an instance RAM role.
-type RoleCredentials struct {
-	// AccessKeyID is the temporary AccessKey id (STS.…).
-	AccessKeyID string `json:"AccessKeyId"`
-	// AccessKeySecret is the temporary AccessKey secret.
-	AccessKeySecret string `json:"AccessKeySecret"`
-	// SecurityToken is the STS token sent with each call.
-	SecurityToken string `json:"SecurityToken"`
-	// Expiration is when the credentials stop working (UTC, RFC 3339);
-	// refresh before it.
-	Expiration time.Time `json:"Expiration"`
-	// Code is "Success" when the role's credentials were issued; anything
-	// else is an error.
-	Code string `json:"Code"`
-}
-
-// RoleName returns the instance's RAM role (the first listed).
-func (c *Client) RoleName(ctx context.Context) (string, error) {
-	v, err := c.GetContext(ctx, "ram/security-credentials/")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(v, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line, nil
-		}
-	}
-	return "", fmt.Errorf("metadata: the instance has no RAM role")
-}
-
-// Credentials fetches the role's current temporary credentials.
-func (c *Client) Credentials(ctx context.Context, role string) (*RoleCredentials, error) {
-	v, err := c.GetContext(ctx, "ram/security-credentials/"+role)
-	if err != nil {
-		return nil, err
-	}
-	var rc RoleCredentials
-	if err := json.Unmarshal([]byte(v), &rc); err != nil {
-		return nil, fmt.Errorf("metadata: decode credentials of role %s: %w", role, err)
-	}
-	if rc.Code != "" && rc.Code != "Success" {
-		return nil, fmt.Errorf("metadata: credentials of role %s: code %s", role, rc.Code)
-	}
-	if rc.AccessKeyID == "" || rc.AccessKeySecret == "" || rc.SecurityToken == "" {
-		return nil, fmt.Errorf("metadata: credentials of role %s are incomplete", role)
-	}
-	return &rc, nil
 }

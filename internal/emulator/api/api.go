@@ -21,6 +21,10 @@ type Action struct {
 	Handler Handler
 	// ReadOnly actions run under the store's read lock and never persist.
 	ReadOnly bool
+	// Anonymous actions are served without a signature: the caller's proof
+	// is a parameter (AssumeRoleWithOIDC's OIDCToken), as on the real
+	// service. Such a call has no account until the action names one.
+	Anonymous bool
 }
 
 // Product is one emulated OpenAPI product (ECS, VPC, SLB or NLB).

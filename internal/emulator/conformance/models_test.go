@@ -8,12 +8,18 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/sts"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 )
 
 // sdkModels maps product and action to the official SDK's request and
 // response constructors (github.com/aliyun/alibaba-cloud-sdk-go v1.63.107).
 var sdkModels = map[string]map[string]model{
+	// STS's one action needs a signed OIDC token; its responses are checked
+	// against this model in internal/emulator/sts.
+	"sts": {
+		"AssumeRoleWithOIDC": m(sts.CreateAssumeRoleWithOIDCRequest, sts.CreateAssumeRoleWithOIDCResponse),
+	},
 	"ecs": {
 		"AssignIpv6Addresses":             m(ecs.CreateAssignIpv6AddressesRequest, ecs.CreateAssignIpv6AddressesResponse),
 		"AuthorizeSecurityGroup":          m(ecs.CreateAuthorizeSecurityGroupRequest, ecs.CreateAuthorizeSecurityGroupResponse),

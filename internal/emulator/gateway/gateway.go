@@ -84,12 +84,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("gateway needs a store")
 	}
-	if cfg.DefaultAccountID == "" {
-		cfg.DefaultAccountID = DefaultAccountID
-		if len(cfg.AccessKeys) > 0 && cfg.AccessKeys[0].AccountID != "" {
-			cfg.DefaultAccountID = cfg.AccessKeys[0].AccountID
-		}
-	}
+	cfg.DefaultAccountID = DefaultAccount(cfg.DefaultAccountID, cfg.AccessKeys)
 	if cfg.MetadataRoleName == "" {
 		cfg.MetadataRoleName = DefaultMetadataRoleName
 	}
@@ -126,6 +121,19 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g.control = g.controlMux()
 	return g, nil
+}
+
+// DefaultAccount is the account of unauthenticated calls and of the
+// metadata role: explicit, else the first key's account, else
+// DefaultAccountID.
+func DefaultAccount(explicit string, keys []AccessKey) string {
+	switch {
+	case explicit != "":
+		return explicit
+	case len(keys) > 0 && keys[0].AccountID != "":
+		return keys[0].AccountID
+	}
+	return DefaultAccountID
 }
 
 // ServeHTTP implements http.Handler.
@@ -212,11 +220,14 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		fail(api.InvalidParameter("Format", "The emulator answers JSON only; the specified Format %q is not supported.", f))
 		return
 	}
-	who, err := g.auth.verify(r, in, start)
-	rec.AccessKeyID, rec.AccountID = who.accessKeyID, who.account
-	if err != nil {
-		fail(err)
-		return
+	var who identity
+	if !act.Anonymous {
+		who, err = g.auth.verify(r, in, start)
+		rec.AccessKeyID, rec.AccountID = who.accessKeyID, who.account
+		if err != nil {
+			fail(err)
+			return
+		}
 	}
 	if err := g.throttles.allow(prod.Name, action, who.account, start); err != nil {
 		fail(err)
@@ -523,6 +534,13 @@ func (g *Gateway) Reset() error {
 	g.ClearFaults()
 	g.ClearThrottles()
 	return nil
+}
+
+// IssueSTS registers temporary credentials of account valid for ttl from
+// now, which signed calls may use with their SecurityToken until they
+// expire; the STS product issues its credentials through it.
+func (g *Gateway) IssueSTS(account string, now time.Time, ttl time.Duration) (accessKeyID, accessKeySecret, securityToken string, expires time.Time) {
+	return g.auth.issueSTS(account, now, ttl)
 }
 
 // RoleCredentials returns the STS credentials the metadata service

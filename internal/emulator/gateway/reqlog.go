@@ -199,7 +199,7 @@ func sanitize(in map[string]string) map[string]string {
 func isSecretParam(k string) bool {
 	l := strings.ToLower(k)
 	switch l {
-	case "signature", "securitytoken", "bearertoken":
+	case "signature", "securitytoken", "bearertoken", "oidctoken":
 		return true
 	}
 	return strings.Contains(l, "secret") || strings.Contains(l, "password") || strings.Contains(l, "privatekey")
