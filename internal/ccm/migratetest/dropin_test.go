@@ -3,10 +3,12 @@ package migratetest
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,8 +81,9 @@ type existing struct {
 // LoadBalancer Service, creating it the first time: the Service with its
 // finalizer and load balancer id label, and through the SLB SDK a CLB
 // named and tagged after the Service's UID with
-// ack.aliyun.com=legacyClusterID and a TCP:80 listener described
-// k8s/80/web/default/<cluster>.
+// ack.aliyun.com=legacyClusterID, its vServer group
+// k8s/<nodePort>/web/default/<cluster> and a started TCP:80 listener on it
+// described k8s/80/web/default/<cluster>.
 func existingCCMState(t *testing.T) existing {
 	t.Helper()
 	ctx := context.Background()
@@ -111,11 +114,33 @@ func existingCCMState(t *testing.T) existing {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its vServer group holds the eligible Nodes of the time (none yet in
+	// the first test) on the nodePort; the listener forwards to it.
+	nodePort := svc.Spec.Ports[0].NodePort
+	var members []map[string]any
+	for _, id := range eligibleInstances(t) {
+		members = append(members, map[string]any{"ServerId": id, "Port": nodePort, "Weight": 100, "Type": "ecs"})
+	}
+	gr := slb.CreateCreateVServerGroupRequest()
+	gr.LoadBalancerId, gr.VServerGroupName = lb.LoadBalancerId, naming.For(svc, legacyClusterID).CLBVGroup(strconv.Itoa(int(nodePort)))
+	if len(members) > 0 {
+		body, _ := json.Marshal(members)
+		gr.BackendServers = string(body)
+	}
+	g, err := c.CreateVServerGroup(gr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lr := slb.CreateCreateLoadBalancerTCPListenerRequest()
-	lr.LoadBalancerId, lr.ListenerPort, lr.BackendServerPort = lb.LoadBalancerId, requests.NewInteger(80), requests.NewInteger(int(svc.Spec.Ports[0].NodePort))
+	lr.LoadBalancerId, lr.ListenerPort, lr.VServerGroupId = lb.LoadBalancerId, requests.NewInteger(80), g.VServerGroupId
 	lr.Bandwidth, lr.Scheduler = requests.NewInteger(-1), "rr"
 	lr.Description = naming.For(svc, legacyClusterID).CLBListener(80)
 	if _, err := c.CreateLoadBalancerTCPListener(lr); err != nil {
+		t.Fatal(err)
+	}
+	start := slb.CreateStartLoadBalancerListenerRequest()
+	start.LoadBalancerId, start.ListenerPort = lb.LoadBalancerId, requests.NewInteger(80)
+	if _, err := c.StartLoadBalancerListener(start); err != nil {
 		t.Fatal(err)
 	}
 	svc.Labels = map[string]string{naming.LabelLoadBalancerID: lb.LoadBalancerId}

@@ -47,7 +47,7 @@ func setup() error {
 		return err
 	}
 	// The first instance is the CCM's own machine (metadata service).
-	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 4, NamePrefix: "migrate-"}))
+	ids, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 5, NamePrefix: "migrate-"}))
 	if err != nil {
 		return err
 	}

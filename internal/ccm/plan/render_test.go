@@ -77,7 +77,7 @@ func TestExitCode(t *testing.T) {
 		want int
 	}{
 		{Report{}, ExitNoWrites},
-		{Report{KubeWrites: 1}, ExitWrites},
+		{Report{KubeWrites: 1}, ExitNoWrites},
 		{Report{CloudWrites: 1}, ExitWrites},
 		{Report{CloudWrites: 1, Errors: 1}, ExitError},
 	} {
