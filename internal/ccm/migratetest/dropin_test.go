@@ -343,28 +343,38 @@ func TestExistingCCMUsersFlags(t *testing.T) {
 		t.Errorf("%d log lines about --sg-batch-size, want exactly one", n)
 	}
 	poll(t, c, 60*time.Second, "route of "+name+" described with the discovered id", func(ctx context.Context) (bool, error) {
-		vc := emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
-		tables := vpc.CreateDescribeRouteTableListRequest()
-		tables.VpcId = cloudVPC(t)
-		tr, err := vc.DescribeRouteTableList(tables)
-		if err != nil {
-			return false, err
-		}
-		for _, rt := range tr.RouterTableList.RouterTableListType {
-			req := vpc.CreateDescribeRouteEntryListRequest()
-			req.RouteTableId, req.RouteEntryType = rt.RouteTableId, "Custom"
-			resp, err := vc.DescribeRouteEntryList(req)
-			if err != nil {
-				return false, err
-			}
-			for _, e := range resp.RouteEntrys.RouteEntry {
-				if e.Description == "k8s/"+legacyClusterID+"/"+name {
-					return true, nil
-				}
+		entries, err := customRoutes(t)
+		for _, e := range entries {
+			if e.Description == "k8s/"+legacyClusterID+"/"+name {
+				return true, nil
 			}
 		}
-		return false, nil
+		return false, err
 	})
+}
+
+// customRoutes lists the custom entries of every route table of the
+// cluster VPC.
+func customRoutes(t *testing.T) ([]vpc.RouteEntry, error) {
+	t.Helper()
+	vc := emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
+	tables := vpc.CreateDescribeRouteTableListRequest()
+	tables.VpcId = cloudVPC(t)
+	tr, err := vc.DescribeRouteTableList(tables)
+	if err != nil {
+		return nil, err
+	}
+	var out []vpc.RouteEntry
+	for _, rt := range tr.RouterTableList.RouterTableListType {
+		req := vpc.CreateDescribeRouteEntryListRequest()
+		req.RouteTableId, req.RouteEntryType = rt.RouteTableId, "Custom"
+		resp, err := vc.DescribeRouteEntryList(req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.RouteEntrys.RouteEntry...)
+	}
+	return out, nil
 }
 
 // cloudVPC is the seeded cluster VPC.

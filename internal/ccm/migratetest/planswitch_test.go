@@ -1,14 +1,9 @@
 package migratetest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -196,33 +191,12 @@ func eligibleInstances(t *testing.T) []string {
 // and credentials, routes planned for the cluster CIDR.
 func runPlan(t *testing.T) (*plan.Report, int, string) {
 	t.Helper()
-	bin, err := ccmtest.Binary()
+	o := ccmtest.CCMOptions{Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(), AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret, CloudConfig: v2CloudConfig}
+	run, err := ccmtest.RunPlan(o, t.TempDir(), "--cluster-cidr="+clusterCIDR, "--timeout=2m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ccmtest.CCMOptions{Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(), AccessKeyID: accessKeyID, AccessKeySecret: accessKeySecret, CloudConfig: v2CloudConfig}
-	cfg := filepath.Join(t.TempDir(), "cloud-config.conf")
-	if err := os.WriteFile(cfg, []byte(v2CloudConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "plan", "--kubeconfig="+cluster.KubeconfigPath, "--cloud-config="+cfg, "--cluster-cidr="+clusterCIDR, "-o", "json", "--timeout=2m")
-	cmd.Env = append(os.Environ(), o.Environ()...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	var r plan.Report
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("plan exited %d without a JSON report (%v); stderr:\n%s", code, err, stderr.String())
-	}
-	return &r, code, stderr.String()
+	return run.Report, run.ExitCode, run.Log
 }
 
 // writesNaming are the successful cloud writes after seq whose parameters

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,33 +154,19 @@ func TestWayBack(t *testing.T) {
 		t.Fatalf("Node %s podCIDR: %v", node, err)
 	}
 	poll(t, c, 60*time.Second, "route of "+node+" in the existing CCM's shape", func(ctx context.Context) (bool, error) {
-		vc := emulatortest.For(cloud, accessKeyID, accessKeySecret).VPC(t)
-		tables := vpc.CreateDescribeRouteTableListRequest()
-		tables.VpcId = cloudVPC(t)
-		tr, err := vc.DescribeRouteTableList(tables)
-		if err != nil {
-			return false, err
-		}
-		for _, rt := range tr.RouterTableList.RouterTableListType {
-			req := vpc.CreateDescribeRouteEntryListRequest()
-			req.RouteTableId, req.RouteEntryType = rt.RouteTableId, "Custom"
-			resp, err := vc.DescribeRouteEntryList(req)
-			if err != nil {
-				return false, err
+		entries, err := customRoutes(t)
+		for _, e := range entries {
+			if e.DestinationCidrBlock != n.Spec.PodCIDR {
+				continue
 			}
-			for _, e := range resp.RouteEntrys.RouteEntry {
-				if e.DestinationCidrBlock != n.Spec.PodCIDR {
-					continue
+			for _, h := range e.NextHops.NextHop {
+				if h.NextHopType == "Instance" && h.NextHopId == instances[2] {
+					return true, nil
 				}
-				for _, h := range e.NextHops.NextHop {
-					if h.NextHopType == "Instance" && h.NextHopId == instances[2] {
-						return true, nil
-					}
-				}
-				return false, fmt.Errorf("route %s next hops %+v, want Instance %s", e.DestinationCidrBlock, e.NextHops.NextHop, instances[2])
 			}
+			return false, fmt.Errorf("route %s next hops %+v, want Instance %s", e.DestinationCidrBlock, e.NextHops.NextHop, instances[2])
 		}
-		return false, nil
+		return false, err
 	})
 	checkNLBWayBack(t, c)
 }

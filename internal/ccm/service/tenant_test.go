@@ -196,6 +196,21 @@ func TestTenantENIBackendsOutsideTheCluster(t *testing.T) {
 	deleteServiceIn(t, attackerNS, name, 30*time.Second)
 }
 
+// podAddress waits for the pod's address (kwok assigns it).
+func podAddress(t *testing.T, namespace, name string) string {
+	t.Helper()
+	var ip string
+	poll(t, 30*time.Second, "the address of pod "+namespace+"/"+name, func(ctx context.Context) (bool, error) {
+		p, err := kube(t).CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ip = p.Status.PodIP
+		return ip != "", nil
+	})
+	return ip
+}
+
 // TestTenantUntargetedEndpointOfAnotherNamespace: an endpoint without a
 // targetRef whose address is another namespace's pod is refused by name
 // (found through the API server's status.podIP field selector), never
@@ -215,15 +230,7 @@ func TestTenantUntargetedEndpointOfAnotherNamespace(t *testing.T) {
 	t.Cleanup(func() {
 		_ = pods.Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	})
-	var ip string
-	poll(t, 30*time.Second, "the victim pod's address", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		ip = p.Status.PodIP
-		return ip != "", nil
-	})
+	ip := podAddress(t, victimNS, pod.Name)
 	name := "attack-untargeted"
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
 	svc.Spec.Selector = nil
@@ -259,15 +266,7 @@ func TestTenantReadinessGateAcrossNamespaces(t *testing.T) {
 	t.Cleanup(func() {
 		_ = pods.Delete(context.Background(), "victim-gated", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	})
-	var ip string
-	poll(t, 30*time.Second, "the victim pod's address", func(ctx context.Context) (bool, error) {
-		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		ip = p.Status.PodIP
-		return ip != "", nil
-	})
+	ip := podAddress(t, victimNS, pod.Name)
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
 	svc.Spec.Selector = nil
 	createIn(t, attackerNS, svc)

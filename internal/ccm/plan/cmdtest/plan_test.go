@@ -1,14 +1,10 @@
 package cmdtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,37 +70,15 @@ func planReadOnly(t *testing.T, name string) (*plan.Report, int) {
 // report and exit code.
 func runPlan(t *testing.T, name string) (*plan.Report, int) {
 	t.Helper()
-	bin, err := ccmtest.Binary()
+	start := time.Now()
+	run, err := ccmtest.RunPlan(ccmOptions(name), cluster.Dir, "--cluster-cidr="+clusterCIDR, "--timeout=2m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ccmOptions(name)
-	cfg := filepath.Join(cluster.Dir, name+"-cloud-config.yaml")
-	if err := os.WriteFile(cfg, []byte(o.CloudConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "plan", "--kubeconfig="+cluster.KubeconfigPath, "--cloud-config="+cfg,
-		"--cluster-cidr="+clusterCIDR, "-o", "json", "--timeout=2m")
-	cmd.Env = append(os.Environ(), o.Environ()...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err = cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	var r plan.Report
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("plan exited %d without a JSON report (%v); stderr:\n%s", code, err, stderr.String())
-	}
+	r := run.Report
 	t.Logf("plan %s exited %d in %v: %d cloud writes, %d Kubernetes writes, %d items; its log:\n%s",
-		name, code, time.Since(start).Round(time.Millisecond), r.CloudWrites, r.KubeWrites, len(r.Items), stderr.String())
-	return &r, code
+		name, run.ExitCode, time.Since(start).Round(time.Millisecond), r.CloudWrites, r.KubeWrites, len(r.Items), run.Log)
+	return r, run.ExitCode
 }
 
 func lbService(name string, class *string, ann map[string]string) *corev1.Service {
