@@ -781,17 +781,16 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	}
 	c.warn(svc, res)
 	c.noBackends(svc, req.Backends)
-	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}); err != nil {
-		return err
-	}
+	w := writeBack{labels: map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}}
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
 		// annotations are invalid, since the status settings may be among
 		// the invalid ones.
-		if err := c.patchStatus(ctx, svc, res.Ingress); err != nil {
-			return err
-		}
+		w.status, w.ingress = true, res.Ingress
+	}
+	if err := c.write(ctx, svc, w); err != nil {
+		return err
 	}
 	return c.markRegistered(ctx, svc, req)
 }
@@ -844,9 +843,10 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.notes.Delete(noteKey(key, EventNotOwned))
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
-	if !verify {
-		c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
-	}
+	// No EnsuringLoadBalancer event up front: each event is an API write
+	// under the same client rate as the Service's patches. A sync that
+	// finishes says EnsuredLoadBalancer; one that waits for the cloud or
+	// fails says so (failed).
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
 		observe(p.Kind(), verb, start, err)
@@ -872,11 +872,8 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	for k, v := range res.Labels {
 		labels[k] = v
 	}
-	if err := c.patchLabels(ctx, svc, labels); err != nil {
-		observe(p.Kind(), verb, start, err)
-		return err
-	}
-	if err := c.patchStatus(ctx, svc, res.Ingress); err != nil {
+	// Labels and status in one write.
+	if err := c.write(ctx, svc, writeBack{labels: labels, status: true, ingress: res.Ingress}); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventStatusFailed, "Updating status: %v", err)
 		observe(p.Kind(), verb, start, err)
 		return err
@@ -915,19 +912,15 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	}
 	c.proven.Delete(svc.UID)
 	c.verified.Delete(svc.UID)
+	// The finalizer goes with the labels and the status in one write.
+	w := writeBack{dropFinalizer: p.Finalizer()}
 	if svc.DeletionTimestamp == nil {
-		if err := c.patchStatus(ctx, svc, nil); err != nil {
-			return err
-		}
-		gone := map[string]string{}
+		w.status, w.labels = true, map[string]string{}
 		for _, k := range OwnedLabels {
-			gone[k] = ""
-		}
-		if err := c.patchLabels(ctx, svc, gone); err != nil {
-			return err
+			w.labels[k] = ""
 		}
 	}
-	if err := c.removeFinalizer(ctx, svc, p.Finalizer()); err != nil {
+	if err := c.write(ctx, svc, w); err != nil {
 		return err
 	}
 	reason := EventDeleted
