@@ -57,22 +57,22 @@ func parseKubeWrites(r io.Reader) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// kubeWritesSince is the CCM's Kubernetes API writes since before, or -1
-// when its metrics could not be read.
-func (e *env) kubeWritesSince(ctx context.Context, before map[string]float64) float64 {
+// kubeWritesSince is the CCM's Kubernetes API writes since before, by
+// method; nil when its metrics could not be read.
+func (e *env) kubeWritesSince(ctx context.Context, before map[string]float64) map[string]float64 {
 	if before == nil {
-		return -1
+		return nil
 	}
 	now, err := e.kubeWrites(ctx)
 	if err != nil {
 		e.logf("kube writes: %v", err)
-		return -1
+		return nil
 	}
-	n := 0.0
+	out := map[string]float64{}
 	for _, m := range kubeWriteMethods {
-		n += now[m] - before[m]
+		out[m] = now[m] - before[m]
 	}
-	return n
+	return out
 }
 
 // ccmGet GETs path from the CCM's secure port (see fetchProfile).

@@ -467,3 +467,30 @@ func TestRestartCost(t *testing.T) {
 	}
 	h.expectRoutes(time.Second, h.tables, w)
 }
+
+// TestLostDeleteResponse: a DeleteRouteEntries whose answer is lost after
+// the cloud applied it is replayed, and the replay's not-found answer for
+// the entry counts as deleted: the route is reported deleted, no failure
+// is counted, and the entry is not deleted again.
+func TestLostDeleteResponse(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "lostdel", 1, 0)
+	h.start(nil)
+	name := h.nodeName(0)
+	h.addNode(name, h.instances[0], podCIDR(40))
+	h.expectRoutes(10*time.Second, h.tables, want{podCIDR(40): h.instances[0]})
+	notFound := map[string]string{"op": "delete", "code": "InvalidRouteEntry.NotFound"}
+	before := metric(t, "alicloud_route_entry_failures_total", notFound)
+	if _, err := h.env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "vpc", Action: "DeleteRouteEntries", Drop: true, After: true, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h.deleteNode(name)
+	h.expectRoutes(10*time.Second, h.tables, want{})
+	h.expectEvent(5*time.Second, name, routes.EventDeletedRoute, podCIDR(40))
+	if n := len(h.env.Emulator.Requests(gateway.RequestFilter{Action: "DeleteRouteEntries"})); n != 2 {
+		t.Errorf("DeleteRouteEntries sent %d times, want 2 (the lost one and its replay)", n)
+	}
+	if after := metric(t, "alicloud_route_entry_failures_total", notFound); after != before {
+		t.Errorf("the replay's not-found counted as %v failures", after-before)
+	}
+}
