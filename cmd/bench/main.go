@@ -47,6 +47,7 @@ func main() {
 	flag.IntVar(&o.NLBServices, "nlb-services", 0, "W1 NLB Services (default 300; quick 6)")
 	flag.IntVar(&o.Nodes, "nodes", 0, "Nodes of W1-W3 (default 100; quick 10)")
 	flag.IntVar(&o.ChurnNodes, "churn-nodes", 0, "Nodes W3 adds then removes (default 50; quick 5)")
+	flag.DurationVar(&o.ChurnInterval, "churn-interval", 0, "W3 adds and removes its Nodes one at a time this far apart, e.g. 1s (default 0: all at once)")
 	flag.IntVar(&o.W4Services, "w4-services", 0, "W4 Services (default 5000; quick 100)")
 	flag.IntVar(&o.W4Nodes, "w4-nodes", 0, "W4 Nodes (default 1000; quick 50)")
 	flag.IntVar(&o.W4Endpoints, "w4-endpoints", 0, "W4 ready endpoints written into the Services' EndpointSlices (default 50000; quick 500)")

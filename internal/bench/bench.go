@@ -53,7 +53,10 @@ type Options struct {
 	Latency time.Duration
 	// Sizes.
 	Services, NLBServices, Nodes, ChurnNodes int
-	W4Services, W4Nodes                      int
+	// ChurnInterval, when positive, makes W3's Nodes join (and leave) one
+	// at a time this far apart instead of all at once.
+	ChurnInterval       time.Duration
+	W4Services, W4Nodes int
 	// W4Endpoints is how many ready endpoints W4 writes into the
 	// Services' EndpointSlices (about W4Endpoints/W4Services each).
 	// W4Pods > 0 runs W4 with that many kwok pods instead, whose slices

@@ -20,33 +20,11 @@ func (e *env) fetchProfile(ctx context.Context, dir, name, kind, query string, t
 	if dir == "" {
 		return nil
 	}
-	pki := filepath.Join(e.cluster.Dir, "pki")
-	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
-	if err != nil {
-		return fmt.Errorf("admin client certificate: %w", err)
-	}
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		// The CCM's serving certificate is self-signed on loopback.
-		InsecureSkipVerify: true, //nolint:gosec // loopback profile fetch
-	}}}
-	url := "https://127.0.0.1:" + strconv.Itoa(e.ccm.Port) + "/debug/pprof/" + kind
-	if query != "" {
-		url += "?" + query
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
+	resp, err := e.ccmGet(ctx, "/debug/pprof/"+kind+"?"+query, timeout)
 	if err != nil {
 		return fmt.Errorf("fetch %s profile: %w", kind, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("fetch %s profile: HTTP %d: %s", kind, resp.StatusCode, body)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -76,6 +54,27 @@ func (r *runner) cpuProfile(ctx context.Context, e *env, name string, d time.Dur
 			r.logf("profile %s: %v", name, err)
 		}
 	}
+}
+
+// adminHTTP is an HTTP client for the CCM's secure port. The port is
+// behind delegated authentication; the cluster's admin client certificate
+// passes it.
+func (e *env) adminHTTP(timeout time.Duration) (*http.Client, error) {
+	pki := filepath.Join(e.cluster.Dir, "pki")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	if err != nil {
+		return nil, fmt.Errorf("admin client certificate: %w", err)
+	}
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		// The CCM's serving certificate is self-signed on loopback.
+		InsecureSkipVerify: true, //nolint:gosec // loopback fetch
+	}}}, nil
+}
+
+// ccmURL is path on the CCM's secure port.
+func (e *env) ccmURL(path string) string {
+	return "https://127.0.0.1:" + strconv.Itoa(e.ccm.Port) + path
 }
 
 // heapProfile saves the CCM's heap profile now.

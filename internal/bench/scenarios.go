@@ -19,9 +19,13 @@ import (
 )
 
 const (
-	clbPrefix = "clb-"
-	nlbPrefix = "nlb-"
-	w4Prefix  = "w4-"
+	// kubeAPIQPS and kubeAPIBurst are the CCM's default --kube-api-qps and
+	// --kube-api-burst, which the benchmark leaves as they are.
+	kubeAPIQPS   = 20.0
+	kubeAPIBurst = 30
+	clbPrefix    = "clb-"
+	nlbPrefix    = "nlb-"
+	w4Prefix     = "w4-"
 	// clbBatch and nlbBatch are the emulator's (and the cloud's) backends
 	// per call: slb.backendServersPerCall, nlb.serversPerCall.
 	clbBatch = 20
@@ -142,10 +146,15 @@ func (e *env) lbService(name string, nlb bool, ports int) *corev1.Service {
 	return svc
 }
 
-// createServices creates n Services named prefix+index in parallel.
-func (e *env) createServices(ctx context.Context, prefix string, n int, build func(name string) *corev1.Service) error {
+// createServices creates n Services named prefix+index in parallel,
+// recording when each create returned in times (when not nil).
+func (e *env) createServices(ctx context.Context, prefix string, n int, times *addressTimes, build func(name string) *corev1.Service) error {
 	return parallel(ctx, n, 32, func(ctx context.Context, i int) error {
-		_, err := e.kube.CoreV1().Services(namespace).Create(ctx, build(fmt.Sprintf("%s%04d", prefix, i)), metav1.CreateOptions{})
+		name := fmt.Sprintf("%s%04d", prefix, i)
+		_, err := e.kube.CoreV1().Services(namespace).Create(ctx, build(name), metav1.CreateOptions{})
+		if err == nil && times != nil {
+			times.create(name, time.Now())
+		}
 		return err
 	})
 }
@@ -181,18 +190,28 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	defer r.add(res)
 	r.logf("%s: creating %d Services", scenario, n)
 	before := e.snapshot()
+	kubeBefore, err := e.kubeWrites(ctx)
+	if err != nil {
+		r.logf("%s: no Kubernetes API write counts: %v", scenario, err)
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	times, err := e.watchAddresses(wctx, prefix)
+	if err != nil {
+		return err
+	}
 	smp := startSampler(e.ccm.PID(), time.Second)
 	waitCPU := r.cpuProfile(ctx, e, scenario+"-cpu", 30*time.Second)
 	defer waitCPU()
 	t0 := time.Now()
-	if err := e.createServices(ctx, prefix, n, func(name string) *corev1.Service { return e.lbService(name, isNLB, 2) }); err != nil {
+	if err := e.createServices(ctx, prefix, n, times, func(name string) *corev1.Service { return e.lbService(name, isNLB, 2) }); err != nil {
 		res.Error = err.Error()
 		return err
 	}
 	created := time.Since(t0)
 	var half time.Duration
 	lastLog := time.Now()
-	err := poll(ctx, o.Timeout, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+	err = poll(ctx, o.Timeout, 500*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		if e.ccm.Exited() {
 			return false, "", fatalError{fmt.Errorf("cloud-controller-manager exited; see %s", e.ccm.LogPath)}
 		}
@@ -226,6 +245,28 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	res.metric("create all Services (client)", created.Seconds(), "s")
 	res.metric("time to 50% addressed", half.Seconds(), "s")
 	res.metric("time to all addressed", conv.Seconds(), "s")
+	if p50, p90, mx, m := times.percentiles(); m > 0 {
+		res.metric("time to address p50 (create to address, per Service)", p50, "s")
+		res.metric("time to address p90", p90, "s")
+		res.metric("time to address max", mx, "s")
+		if m != n {
+			res.note("time to address of %d of %d Services (the watch missed the others)", m, n)
+		}
+	}
+	// The Kubernetes side has a bound of its own: the service
+	// controller's patches of the Services (finalizer, labels, status) go
+	// through one client held to --kube-api-qps (20 by default); its
+	// events (POSTs, and PATCHes of repeated ones) through another.
+	if w := e.kubeWritesSince(ctx, kubeBefore); w != nil {
+		total := 0.0
+		for _, v := range w {
+			total += v
+		}
+		res.metric("Kubernetes API writes per Service (the CCM's, all clients)", total/float64(n), "")
+		res.metric("  of which PATCH (Services; repeated events)", w["PATCH"]/float64(n), "")
+		res.metric("  of which POST (events)", w["POST"]/float64(n), "")
+		res.metric(fmt.Sprintf("Kubernetes client bound (PATCHes ÷ %g/s after a burst of %d)", kubeAPIQPS, kubeAPIBurst), max(w["PATCH"]-kubeAPIBurst, 0)/kubeAPIQPS, "s")
+	}
 	t := totals(calls, product)
 	minimal := planCalls(plan)
 	res.metric(product+" calls", float64(t.Calls), "")
@@ -358,11 +399,19 @@ func (r *runner) churn(ctx context.Context, e *env) error {
 		want  int
 		apply func() error
 	}{
-		{"add", o.Nodes + o.ChurnNodes, func() error { return e.registerNodes(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1) }},
-		{"remove", o.Nodes, func() error { return e.deleteNodes(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1) }},
+		{"add", o.Nodes + o.ChurnNodes, func() error {
+			return e.oneByOne(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1, o.ChurnInterval, e.registerNodes)
+		}},
+		{"remove", o.Nodes, func() error {
+			return e.oneByOne(ctx, o.Nodes+1, o.Nodes+o.ChurnNodes+1, o.ChurnInterval, e.deleteNodes)
+		}},
 	} {
-		res := &Result{Scenario: ScenarioW3 + "-" + step.name, Title: fmt.Sprintf("node churn: %s %d Nodes", step.name, o.ChurnNodes), Start: time.Now(),
-			Params: r.params(map[string]any{"nodesBefore": o.Nodes, "churn": o.ChurnNodes})}
+		title := fmt.Sprintf("node churn: %s %d Nodes", step.name, o.ChurnNodes)
+		if o.ChurnInterval > 0 {
+			title += fmt.Sprintf(", one every %s", o.ChurnInterval)
+		}
+		res := &Result{Scenario: ScenarioW3 + "-" + step.name, Title: title, Start: time.Now(),
+			Params: r.params(map[string]any{"nodesBefore": o.Nodes, "churn": o.ChurnNodes, "churnIntervalSeconds": o.ChurnInterval.Seconds()})}
 		r.logf("w3: %s %d Nodes", step.name, o.ChurnNodes)
 		before := e.snapshot()
 		smp := startSampler(e.ccm.PID(), time.Second)
@@ -426,6 +475,27 @@ func (r *runner) churn(ctx context.Context, e *env) error {
 		}
 		res.metric("groups checked", float64(groups), "")
 		r.add(res)
+	}
+	return nil
+}
+
+// oneByOne applies fn to the Nodes of instances [from, to): all at once
+// without an interval, else one at a time interval apart.
+func (e *env) oneByOne(ctx context.Context, from, to int, interval time.Duration, fn func(ctx context.Context, from, to int) error) error {
+	if interval <= 0 {
+		return fn(ctx, from, to)
+	}
+	for i := from; i < to; i++ {
+		if i > from {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(interval):
+			}
+		}
+		if err := fn(ctx, i, i+1); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -539,7 +609,7 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 		return fail(err)
 	}
 	r.logf("w4: %d Nodes initialized after %.0fs; creating %d Services", o.W4Nodes, time.Since(t0).Seconds(), o.W4Services)
-	if err := e.createServices(ctx, w4Prefix, o.W4Services, func(name string) *corev1.Service {
+	if err := e.createServices(ctx, w4Prefix, o.W4Services, nil, func(name string) *corev1.Service {
 		svc := e.lbService(name, false, 1)
 		if !podMode {
 			svc.Spec.Selector = nil

@@ -40,6 +40,9 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	}
 	opts.KubeCloudShared.CloudProvider.Name = provider.Name
 	opts.Generic.LeaderElection.ResourceName = LeaseName
+	// A stopped leader releases the Lease (leaseRelease); the standby's
+	// next try, within 2.2 retry periods, takes it over.
+	opts.Generic.LeaderElection.RetryPeriod.Duration = DefaultLeaderElectRetryPeriod
 	// The existing CCM reconciles 3 Services at once by default; upstream 1.
 	// Cloud calls are paced per action by internal/cloud whatever the
 	// number of workers, and an NLB sync holds its worker while the load
@@ -68,8 +71,13 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	compat := addCompatFlags(fss.FlagSet("existing CCM compatibility"), &metricsAddr)
 
 	var cmd *cobra.Command
+	lease := &leaseRelease{}
 	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
 		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
+		if err := lease.configure(c); err != nil {
+			klog.ErrorS(err, "Unable to set up the Lease release on SIGTERM")
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
 		applyMemoryLimit()
 		releaseStartupPages(stop)
 		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
@@ -133,7 +141,7 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 		}
 		return cloud
 	}
-	cmd = ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(), names.CCMControllerAliases(), fss, stop)
+	cmd = ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(lease), names.CCMControllerAliases(), fss, stop)
 	if compat.controllers, err = wrapControllers(cmd.Flags()); err != nil {
 		return nil, err
 	}
@@ -242,8 +250,9 @@ func defaultProviderOptions() provider.Options {
 }
 
 // controllers are the upstream node controllers plus ours; the generic
-// service and route controllers are replaced, not used.
-func controllers() map[string]ccmapp.ControllerInitFuncConstructor {
+// service and route controllers are replaced, not used. Ours stop on
+// SIGTERM before the Lease is released (lease).
+func controllers(lease *leaseRelease) map[string]ccmapp.ControllerInitFuncConstructor {
 	out := map[string]ccmapp.ControllerInitFuncConstructor{}
 	for name, c := range ccmapp.DefaultInitFuncConstructors {
 		switch name {
@@ -254,7 +263,7 @@ func controllers() map[string]ccmapp.ControllerInitFuncConstructor {
 		}
 	}
 	for name, c := range ownControllers {
-		out[name] = c
+		out[name] = leading(lease, c)
 	}
 	return out
 }

@@ -212,3 +212,88 @@ func waitNodeAndRoute(t *testing.T, cloud *emulator.Emulator, r *replica, table,
 		t.Fatalf("node %s: %v (last: %s)", name, err, last)
 	}
 }
+
+// TestSIGTERMReleasesTheLease: a leader that is stopped (SIGTERM, as in a
+// rollout) releases the Lease, so the standby holds it within 2 s
+// instead of after the lease duration; both replicas run with the default
+// leader-election periods.
+func TestSIGTERMReleasesTheLease(t *testing.T) {
+	ctx := context.Background()
+	cloud, err := emulator.New(emulator.Config{AccessKeys: []emulator.AccessKey{{ID: "LTAI5tReplicaT", Secret: "secret-of-replica-t-0123456789", AccountID: "1234567890"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cloud.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer cloud.Close()
+	if _, err := cloud.Seed(ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: 1, NamePrefix: "term-"})); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := filepath.Join(cluster.Dir, "logs")
+	ccms := map[string]*ccmtest.CCM{}
+	for _, name := range []string{"c", "d"} {
+		c, err := ccmtest.StartCCM(ctx, ccmtest.CCMOptions{
+			Kubeconfig: cluster.KubeconfigPath, Emulator: cloud.Addr(), AccessKeyID: "LTAI5tReplicaT", AccessKeySecret: "secret-of-replica-t-0123456789",
+			CloudConfig: "Global:\n  clusterID: c-ha\n",
+			Args:        []string{"--leader-elect=true", "--cluster-cidr=" + clusterCIDR},
+			// A log of its own per run, so -count=N reads no earlier run's.
+			LogPath: filepath.Join(logDir, fmt.Sprintf("ccm-term-%s-%d.log", name, time.Now().UnixNano())),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		ccms[name] = c
+	}
+	// The leader is the replica whose log says it acquired the Lease
+	// (both run on this host, so the holder identity does not tell).
+	acquired := func(c *ccmtest.CCM) bool { return strings.Contains(c.Log(), "Successfully acquired lease") }
+	var leader, standby string
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		for name, c := range ccms {
+			if acquired(c) {
+				leader = name
+			} else {
+				standby = name
+			}
+		}
+		return leader != "" && standby != "", nil
+	}); err != nil {
+		t.Fatalf("no replica acquired the Lease: %v", err)
+	}
+	holder := func() string {
+		l, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "ccm", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	old := holder()
+	if old == "" {
+		t.Fatal("the leader holds no Lease")
+	}
+	stopped := make(chan struct{})
+	start := time.Now()
+	go func() { defer close(stopped); ccms[leader].Stop() }()
+	var now string
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		now = holder()
+		return now != "" && now != old, nil
+	}); err != nil {
+		t.Fatalf("the standby did not take the Lease over: %v", err)
+	}
+	took := time.Since(start)
+	<-stopped
+	t.Logf("leader %s stopped; standby %s holds the Lease %v later (%s → %s)", leader, standby, took.Round(10*time.Millisecond), old, now)
+	if !strings.Contains(ccms[leader].Log(), "Released the leader-election Lease") {
+		t.Errorf("the stopped leader did not release the Lease:\n%s", ccms[leader].Tail(20))
+	}
+	if took > 2*time.Second {
+		t.Errorf("takeover took %v, want at most 2s", took)
+	}
+}

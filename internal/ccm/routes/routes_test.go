@@ -3,6 +3,7 @@ package routes_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -471,4 +472,36 @@ func TestRestartCost(t *testing.T) {
 		}
 	}
 	h.expectRoutes(time.Second, h.tables, w)
+}
+
+// TestLostDeleteResponse: a DeleteRouteEntries whose answer is lost after
+// the cloud applied it is replayed, and the replay's not-found answer for
+// the entry counts as deleted: the route is reported deleted, no failure
+// is counted, and the entry is not deleted again. Not parallel: the fault
+// rule matches the action in the emulator the tests share.
+func TestLostDeleteResponse(t *testing.T) {
+	h := newHarness(t, "lostdel", 1, 0)
+	h.start(nil)
+	name := h.nodeName(0)
+	h.addNode(name, h.instances[0], podCIDR(40))
+	h.expectRoutes(10*time.Second, h.tables, want{podCIDR(40): h.instances[0]})
+	notFound := map[string]string{"op": "delete", "code": "InvalidRouteEntry.NotFound"}
+	before := metric(t, "alicloud_route_entry_failures_total", notFound)
+	seq := h.lastSeq()
+	rule, err := h.env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "vpc", Action: "DeleteRouteEntries", Drop: true, After: true, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.env.Emulator.Gateway.RemoveFault(rule.ID)
+	h.deleteNode(name)
+	h.expectRoutes(10*time.Second, h.tables, want{})
+	h.expectEvent(5*time.Second, name, routes.EventDeletedRoute, podCIDR(40))
+	// The replay may first find the VPC busy with the delete it replays.
+	ok, _, codes := h.writes("DeleteRouteEntries", seq)
+	if ok[h.tables[0]] != 2 || slices.ContainsFunc(codes, func(c string) bool { return c != "TaskConflict" }) {
+		t.Errorf("DeleteRouteEntries answered OK %v, failed %v; want 2 OK in %s (the lost one and its replay), failures only busy", ok, codes, h.tables[0])
+	}
+	if after := metric(t, "alicloud_route_entry_failures_total", notFound); after != before {
+		t.Errorf("the replay's not-found counted as %v failures", after-before)
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -114,6 +115,10 @@ type Options struct {
 	ENIs ENILookup
 	// ReusePolicy is cloud-config loadBalancerReuse (ReuseAny by default).
 	ReusePolicy string
+	// NodeBatchWindow is how long the Services Node changes move are
+	// gathered before they are queued (DefaultNodeBatchWindow by default;
+	// negative: queued at once).
+	NodeBatchWindow time.Duration
 }
 
 // Controller reconciles Services of type LoadBalancer with the cloud.
@@ -151,6 +156,8 @@ type Controller struct {
 	// pods remembers the facts of the pods eni endpoints name
 	// (resolveBackends).
 	pods podFacts
+	// nodeBatch queues the Services Node changes move, a window at a time.
+	nodeBatch *nodeBatch
 }
 
 // New validates opts and registers the event handlers.
@@ -192,6 +199,9 @@ func New(opts Options) (*Controller, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
+	if opts.NodeBatchWindow == 0 {
+		opts.NodeBatchWindow = DefaultNodeBatchWindow
+	}
 	opts.ClusterID = naming.ClusterID(opts.ClusterID)
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
@@ -209,6 +219,7 @@ func New(opts Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 		conflicts: workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.ConfiguringRetry, opts.MaxConfiguringRetry),
 	}
+	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueueService(obj) },
 		UpdateFunc: c.serviceUpdated,
@@ -373,20 +384,27 @@ func (c *Controller) enqueueService(obj any) { c.enqueueFor(obj, "service") }
 
 // enqueueFor queues the Service; why is logged to explain each sync.
 func (c *Controller) enqueueFor(obj any, why string) {
+	if key, ok := c.keyOf(obj, why); ok {
+		c.queue.Add(key)
+	}
+}
+
+// keyOf is the queue key of a Service worth a sync, logged with why.
+func (c *Controller) keyOf(obj any, why string) (string, bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	svc, ok := obj.(*corev1.Service)
 	if !ok || !c.interesting(svc) {
-		return
+		return "", false
 	}
 	key, err := cache.MetaNamespaceKeyFunc(svc)
 	if err != nil {
 		utilruntime.HandleError(err)
-		return
+		return "", false
 	}
 	klog.V(4).InfoS("Queueing Service", "service", key, "why", why)
-	c.queue.Add(key)
+	return key, true
 }
 
 // serviceUpdated ignores the updates our own label, finalizer and status
@@ -426,6 +444,8 @@ func foreignLabels(svc *corev1.Service) map[string]string {
 // an ecs-backed Service when the Node's eligibility for it flips (or the
 // Node comes or goes while eligible); a Local one only when the Node runs
 // its endpoints. Label churn and heartbeats that change nothing are ignored.
+// The Services are queued a batch window later (nodeBatch), with those the
+// other Node changes of the window move.
 func (c *Controller) nodeChanged(oldObj, newObj any) {
 	o := asNode(oldObj)
 	n := asNode(newObj)
@@ -459,7 +479,9 @@ func (c *Controller) nodeChanged(oldObj, newObj any) {
 		if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && !c.hasEndpointsOn(svc, name) {
 			continue
 		}
-		c.enqueueFor(svc, "node "+name)
+		if key, ok := c.keyOf(svc, "node "+name); ok {
+			c.nodeBatch.queue(key)
+		}
 	}
 }
 
@@ -759,17 +781,16 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	}
 	c.warn(svc, res)
 	c.noBackends(svc, req.Backends)
-	if err := c.patchLabels(ctx, svc, map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}); err != nil {
-		return err
-	}
+	w := writeBack{labels: map[string]string{naming.LabelBackendsHash: BackendsHash(b.ID(), req.Backends)}}
 	if res != nil && res.Ingress != nil && !frozen {
 		// A status that can change without the Service changing (EIPs
 		// bound to the load balancer) is refreshed here; not while the
 		// annotations are invalid, since the status settings may be among
 		// the invalid ones.
-		if err := c.patchStatus(ctx, svc, res.Ingress); err != nil {
-			return err
-		}
+		w.status, w.ingress = true, res.Ingress
+	}
+	if err := c.write(ctx, svc, w); err != nil {
+		return err
 	}
 	return c.markRegistered(ctx, svc, req)
 }
@@ -822,9 +843,10 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	c.notes.Delete(noteKey(key, EventNotOwned))
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
-	if !verify {
-		c.recorder.Event(svc, corev1.EventTypeNormal, EventEnsuring, "Ensuring load balancer")
-	}
+	// No EnsuringLoadBalancer event up front: each event is an API write
+	// under the same client rate as the Service's patches. A sync that
+	// finishes says EnsuredLoadBalancer; one that waits for the cloud or
+	// fails says so (failed).
 	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
 		observe(p.Kind(), verb, start, err)
@@ -850,11 +872,8 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	for k, v := range res.Labels {
 		labels[k] = v
 	}
-	if err := c.patchLabels(ctx, svc, labels); err != nil {
-		observe(p.Kind(), verb, start, err)
-		return err
-	}
-	if err := c.patchStatus(ctx, svc, res.Ingress); err != nil {
+	// Labels and status in one write.
+	if err := c.write(ctx, svc, writeBack{labels: labels, status: true, ingress: res.Ingress}); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventStatusFailed, "Updating status: %v", err)
 		observe(p.Kind(), verb, start, err)
 		return err
@@ -893,19 +912,15 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	}
 	c.proven.Delete(svc.UID)
 	c.verified.Delete(svc.UID)
+	// The finalizer goes with the labels and the status in one write.
+	w := writeBack{dropFinalizer: p.Finalizer()}
 	if svc.DeletionTimestamp == nil {
-		if err := c.patchStatus(ctx, svc, nil); err != nil {
-			return err
-		}
-		gone := map[string]string{}
+		w.status, w.labels = true, map[string]string{}
 		for _, k := range OwnedLabels {
-			gone[k] = ""
-		}
-		if err := c.patchLabels(ctx, svc, gone); err != nil {
-			return err
+			w.labels[k] = ""
 		}
 	}
-	if err := c.removeFinalizer(ctx, svc, p.Finalizer()); err != nil {
+	if err := c.write(ctx, svc, w); err != nil {
 		return err
 	}
 	reason := EventDeleted

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 )
 
 // newBucket bounds the overall requeue rate so that a mass failure does not
@@ -40,21 +41,80 @@ func (c *Controller) addFinalizer(ctx context.Context, svc *corev1.Service, f st
 	return nil
 }
 
-func (c *Controller) removeFinalizer(ctx context.Context, svc *corev1.Service, f string) error {
-	if !hasFinalizer(svc, f) {
+// writeBack is what a sync writes back to its Service.
+type writeBack struct {
+	// labels are set; "" removes one.
+	labels map[string]string
+	// status, when set, writes ingress as status.loadBalancer.
+	status  bool
+	ingress []corev1.LoadBalancerIngress
+	// dropFinalizer is a finalizer to remove ("" none).
+	dropFinalizer string
+}
+
+// write applies w in as few API writes as it can: none when nothing
+// differs (a converged Service costs the API server nothing), one patch of
+// the Service when only metadata differs, and one patch of its status
+// subresource, metadata included, when the status differs. The status
+// subresource of a Service takes metadata changes along; should an API
+// server drop them, they are written by a second patch of the Service.
+func (c *Controller) write(ctx context.Context, svc *corev1.Service, w writeBack) error {
+	labels := labelChanges(svc, w.labels)
+	cur, ingress := svc.Status.LoadBalancer.Ingress, w.ingress
+	status := w.status && !(len(cur) == 0 && len(ingress) == 0 || sameIngress(cur, ingress))
+	drop := w.dropFinalizer != "" && hasFinalizer(svc, w.dropFinalizer)
+	if len(labels) == 0 && !status && !drop {
 		return nil
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"$deleteFromPrimitiveList/finalizers": []string{f}}})
-	_, err := c.kube.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	meta := map[string]any{}
+	if len(labels) > 0 {
+		meta["labels"] = labels
+	}
+	if drop {
+		meta["$deleteFromPrimitiveList/finalizers"] = []string{w.dropFinalizer}
+	}
+	body := map[string]any{}
+	if len(meta) > 0 {
+		body["metadata"] = meta
+	}
+	var sub []string
+	if status {
+		if ingress == nil {
+			ingress = []corev1.LoadBalancerIngress{}
+		}
+		body["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": ingress}}
+		sub = []string{"status"}
+	}
+	out, err := c.patch(ctx, svc, body, sub...)
 	if err != nil {
-		return fmt.Errorf("remove finalizer %s from Service %s/%s: %w", f, svc.Namespace, svc.Name, err)
+		return fmt.Errorf("write labels, status or finalizers of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	if status && len(meta) > 0 && !metaApplied(out, labels, w.dropFinalizer, drop) {
+		klog.FromContext(ctx).V(2).Info("The status subresource did not take the metadata along; patching it apart", "service", svc.Namespace+"/"+svc.Name)
+		if out, err = c.patch(ctx, svc, map[string]any{"metadata": meta}); err != nil {
+			return fmt.Errorf("write labels or finalizers of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+	}
+	svc.Labels, svc.Finalizers = out.Labels, out.Finalizers
+	if status {
+		svc.Status.LoadBalancer.Ingress = ingress
 	}
 	return nil
 }
 
-// patchLabels sets (or, for "", removes) labels, writing only when
-// something differs.
-func (c *Controller) patchLabels(ctx context.Context, svc *corev1.Service, want map[string]string) error {
+// patch sends a strategic merge patch of the Service (or of its
+// subresource).
+func (c *Controller) patch(ctx context.Context, svc *corev1.Service, body map[string]any, subresource ...string) (*corev1.Service, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.kube.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, subresource...)
+}
+
+// labelChanges are the labels of want that differ from svc's, nil for a
+// label to remove.
+func labelChanges(svc *corev1.Service, want map[string]string) map[string]any {
 	changes := map[string]any{}
 	for k, v := range want {
 		cur, ok := svc.Labels[k]
@@ -65,34 +125,19 @@ func (c *Controller) patchLabels(ctx context.Context, svc *corev1.Service, want 
 			changes[k] = v
 		}
 	}
-	if len(changes) == 0 {
-		return nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": changes}})
-	out, err := c.kube.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil {
-		return fmt.Errorf("label Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	svc.Labels = out.Labels
-	return nil
+	return changes
 }
 
-// patchStatus writes status.loadBalancer only when it changed.
-func (c *Controller) patchStatus(ctx context.Context, svc *corev1.Service, ingress []corev1.LoadBalancerIngress) error {
-	cur := svc.Status.LoadBalancer.Ingress
-	if len(cur) == 0 && len(ingress) == 0 || sameIngress(cur, ingress) {
-		return nil
+// metaApplied reports whether out carries the label changes and, when
+// dropped, no longer the finalizer.
+func metaApplied(out *corev1.Service, labels map[string]any, finalizer string, dropped bool) bool {
+	for k, v := range labels {
+		cur, ok := out.Labels[k]
+		if v == nil && ok || v != nil && cur != v {
+			return false
+		}
 	}
-	if ingress == nil {
-		ingress = []corev1.LoadBalancerIngress{}
-	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"loadBalancer": map[string]any{"ingress": ingress}}})
-	_, err := c.kube.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
-		return fmt.Errorf("update status of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	svc.Status.LoadBalancer.Ingress = ingress
-	return nil
+	return !dropped || !hasFinalizer(out, finalizer)
 }
 
 // sameIngress compares a status with the one a provider wants. The API

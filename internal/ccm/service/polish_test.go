@@ -113,12 +113,12 @@ func TestNoBackendsEventOnBackendPass(t *testing.T) {
 		return backends() == 1, nil
 	})
 	base := unavailable(t, name)
-	// A full sync records EnsuringLoadBalancer; the backend pass only
+	// A full sync records EnsuredLoadBalancer; the backend pass only
 	// updates the backends-hash label.
 	ensuring := func() int32 {
 		var n int32
 		for _, e := range events(t, name) {
-			if e.Reason == "EnsuringLoadBalancer" {
+			if e.Reason == "EnsuredLoadBalancer" {
 				n += e.Count
 			}
 		}
@@ -126,7 +126,7 @@ func TestNoBackendsEventOnBackendPass(t *testing.T) {
 	}
 	// Events are recorded asynchronously: wait for the creation's own
 	// before taking the baseline, or it is counted as a later full sync.
-	poll(t, 10*time.Second, "the creation's EnsuringLoadBalancer event", func(ctx context.Context) (bool, error) {
+	poll(t, 10*time.Second, "the creation's EnsuredLoadBalancer event", func(ctx context.Context) (bool, error) {
 		return ensuring() >= 1, nil
 	})
 	fullSyncs := ensuring()

@@ -229,10 +229,23 @@ func (a api) revoke(ctx context.Context, id string, ruleIDs []string) error {
 		ruleIDs = ruleIDs[n:]
 		r := ecs.CreateRevokeSecurityGroupRequest()
 		r.SecurityGroupId, r.SecurityGroupRuleId = id, &part
-		if _, err := cloud.Do(ctx, a.c, cloud.ECS, "RevokeSecurityGroup", func(c *cloud.Clients) (*ecs.RevokeSecurityGroupResponse, error) {
+		_, err := cloud.Do(ctx, a.c, cloud.ECS, "RevokeSecurityGroup", func(c *cloud.Clients) (*ecs.RevokeSecurityGroupResponse, error) {
 			return c.ECS.RevokeSecurityGroup(r)
-		}); err != nil {
+		})
+		switch {
+		case err == nil:
+		case !cloud.IsNotFound(err):
 			return err
+		case len(part) > 1:
+			// A replay of a call whose answer was lost finds its rules
+			// gone, but the cloud refuses a whole batch for one missing
+			// rule: revoke the batch's rules one by one, where a rule
+			// already gone is done.
+			for _, rule := range part {
+				if err := a.revoke(ctx, id, []string{rule}); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
