@@ -170,3 +170,72 @@ func TestCreateTimeSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedBorrowedLoadBalancer: two Services borrow one user's CLB (id
+// and force-override-listeners, distinct ports); both converge, each with
+// its own listener and vServer group; deleting one removes its listener
+// and group only, with no write touching the other's; deleting the second
+// leaves the user's load balancer, protected and without our listeners.
+func TestSharedBorrowedLoadBalancer(t *testing.T) {
+	t.Parallel()
+	clb := kinds(t)[0]
+	user := clb.userLB(t, nil)
+	ann := func() map[string]string {
+		return map[string]string{annotations.Key("id"): user, annotations.Key("force-override-listeners"): "true"}
+	}
+	a, b := "shared-a", "shared-b"
+	createService(t, svcSpec{name: a, ports: []int32{80}, annotations: ann()})
+	createService(t, svcSpec{name: b, ports: []int32{81}, annotations: ann()})
+	defer deleteService(t, b)
+	defer deleteService(t, a)
+	sa, sb := waitIngress(t, a, 60*time.Second), waitIngress(t, b, 60*time.Second)
+	if lbID(sa) != user || lbID(sb) != user {
+		t.Fatalf("labels %q and %q, want both %s", lbID(sa), lbID(sb), user)
+	}
+	ra, rb := naming.For(sa, clusterID), naming.For(sb, clusterID)
+	groupA, groupB := ra.CLBVGroup(fmt.Sprint(sa.Spec.Ports[0].NodePort)), rb.CLBVGroup(fmt.Sprint(sb.Spec.Ports[0].NodePort))
+	poll(t, 30*time.Second, "both Services' listeners and groups", func(ctx context.Context) (bool, error) {
+		v := readCLB(t, user)
+		g := groupMembers(t, user)
+		return v.ls[80].Description == ra.CLBListener(80) && v.ls[81].Description == rb.CLBListener(81) &&
+			len(g[groupA]) == nodeCount && len(g[groupB]) == nodeCount, nil
+	})
+	idB := clbGroupIDs(t, user)[groupB]
+	membersB := groupMembers(t, user)[groupB]
+
+	seq := lastSeq()
+	deleteService(t, a)
+	v := readCLB(t, user)
+	if _, ok := v.ls[80]; ok {
+		t.Errorf("listener 80 of the deleted Service is still there")
+	}
+	if l := v.ls[81]; l.Description != rb.CLBListener(81) || l.VServerGroupId != idB || l.Status != "running" {
+		t.Errorf("the other Service's listener changed: %s", clbString(l))
+	}
+	g := groupMembers(t, user)
+	if _, ok := g[groupA]; ok {
+		t.Errorf("group %s of the deleted Service is still there", groupA)
+	}
+	if fmt.Sprint(g[groupB]) != fmt.Sprint(membersB) {
+		t.Errorf("the other Service's members %v, were %v", g[groupB], membersB)
+	}
+	for _, r := range writesOn("slb", seq, user, idB) {
+		if r.Params["ListenerPort"] == "81" || r.Params["VServerGroupId"] == idB {
+			t.Errorf("write %s touches the other Service's listener or group: %v", r.Action, r.Params)
+		}
+	}
+	// The other Service is still served: its next full sync writes nothing.
+	seq = lastSeq()
+	resync(t, b, "slb", "DescribeLoadBalancerListeners", user)
+	if w := writesOn("slb", seq, user); len(w) > 0 {
+		t.Errorf("writes for the remaining Service: %v", actions(w))
+	}
+
+	deleteService(t, b)
+	if !clb.exists(t, user) || !clb.protected(t, user) {
+		t.Fatalf("user load balancer %s deleted or unprotected", user)
+	}
+	if ls := listeners(t, user); len(ls) != 0 {
+		t.Errorf("listeners left on the user's load balancer: %d", len(ls))
+	}
+}
