@@ -1,0 +1,156 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+)
+
+// eciENI seeds what an ECI container group is to the CCM: an ENI in the
+// cluster's VPC attached to no Node of the cluster (here a secondary ENI of
+// an instance that is no Node), holding the pod's address. It returns the
+// ENI and its addresses.
+func eciENI(t *testing.T, name string) (string, []string) {
+	t.Helper()
+	node, err := emulatorEnv().Instance(instances[nodeNames[0]])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := cloud.Seed(&api.Seed{Instances: []api.SeedInstance{{
+		Name: name, VSwitchID: node.VpcAttributes.VSwitchId, SecondaryENIs: []api.SeedENI{{PrivateIPs: make([]string, 2)}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eni := ids["eni"][len(ids["eni"])-1]
+	ips, err := emulatorEnv().ENIAddresses(eni)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eni, ips
+}
+
+// virtualNode registers a virtual-kubelet Node as ACK's virtual node looks:
+// label type=virtual-kubelet, its provider taint, no providerID. kwok keeps
+// it Ready and gives a hostNetwork pod on it the Node's address, ip, as ECI
+// gives a pod its ENI's.
+func virtualNode(t *testing.T, name, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:      map[string]string{service.LabelVirtualKubelet: service.ValueVirtualKubelet, "kubernetes.io/hostname": name},
+			Annotations: map[string]string{localcluster.KwokNodeAnnotation: localcluster.KwokNodeValue},
+		},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "virtual-kubelet.io/provider", Value: "alibabacloud", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	created, err := kube(t).CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube(t).CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
+	if _, err := kube(t).CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runPod starts a pod of app on node (bound directly, as the scheduler
+// would); hostNetwork gives it the Node's address.
+func runPod(t *testing.T, name, app, node string, hostNetwork bool) {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app}},
+		Spec: corev1.PodSpec{NodeName: node, HostNetwork: hostNetwork,
+			Containers: []corev1.Container{{Name: "web", Image: "nginx", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
+	}
+	if _, err := kube(t).CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePod(t, name) })
+}
+
+func deletePod(t *testing.T, name string) {
+	_ = kube(t).CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+}
+
+// TestVirtualNodePods: with ecs backends (the default), a Local Service
+// whose pods run on an ECS Node and on a virtual-kubelet Node gets both
+// as backends, as the existing CCM registers them: the ECS instance on the
+// nodePort and the ECI pod by its ENI on the target port, one endpoint's
+// weight each; on CLB (vServer group) and NLB (Instance server group)
+// alike. The pod's going takes its ENI out and leaves the ECS Node.
+func TestVirtualNodePods(t *testing.T) {
+	t.Parallel()
+	for i, kind := range kinds(t) {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			name := "eci-" + kind.name
+			eni, ips := eciENI(t, "svc-"+name)
+			vk := "vk-" + kind.name
+			virtualNode(t, vk, ips[0])
+			svc := kind.service(t, name, nil)
+			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			create(t, svc)
+			defer deleteService(t, name)
+			ecsNode := nodeNames[3+i]
+			runPod(t, name+"-ecs", name, ecsNode, false)
+			runPod(t, name+"-eci", name, vk, true)
+			got := waitIngress(t, name, 90*time.Second)
+			nodePort := got.Spec.Ports[0].NodePort
+			ecsMember := fmt.Sprintf("ecs %s:%d weight 1", instances[ecsNode], nodePort)
+			eciMember := fmt.Sprintf("eni %s %s:8080 weight 1", eni, ips[0])
+			read := func() []string {
+				var out []string
+				if kind.name == "clb" {
+					for _, m := range members(t, lbID(got), naming.For(got, clusterID).CLBVGroup(fmt.Sprint(nodePort))) {
+						if m.Type == "eni" {
+							out = append(out, fmt.Sprintf("eni %s %s:%d weight %d", m.ServerID, m.IP, m.Port, m.Weight))
+						} else {
+							out = append(out, fmt.Sprintf("ecs %s:%d weight %d", m.ServerID, m.Port, m.Weight))
+						}
+					}
+				} else {
+					for _, g := range nlbGroups(t, got) {
+						for _, s := range nlbServers(t, g.ServerGroupId) {
+							if s.ServerType == "Eni" {
+								out = append(out, fmt.Sprintf("eni %s %s:%d weight %d", s.ServerId, s.ServerIp, s.Port, s.Weight))
+							} else {
+								out = append(out, fmt.Sprintf("ecs %s:%d weight %d", s.ServerId, s.Port, s.Weight))
+							}
+						}
+					}
+				}
+				slices.Sort(out)
+				return out
+			}
+			want := []string{eciMember, ecsMember}
+			slices.Sort(want)
+			var last []string
+			poll(t, 60*time.Second, "the ECS Node and the ECI pod as backends", func(ctx context.Context) (bool, error) {
+				last = read()
+				return slices.Equal(last, want), nil
+			})
+			for _, e := range events(t, name) {
+				if e.Reason == service.EventBackendRejected {
+					t.Errorf("Warning %s: %s", e.Reason, e.Message)
+				}
+			}
+			deletePod(t, name+"-eci")
+			poll(t, 60*time.Second, "the ECI pod's ENI out, the ECS Node kept", func(ctx context.Context) (bool, error) {
+				last = read()
+				return slices.Equal(last, []string{ecsMember}), nil
+			})
+		})
+	}
+}
