@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -54,13 +55,15 @@ func virtualNode(t *testing.T, name, ip string) {
 		},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "virtual-kubelet.io/provider", Value: "alibabacloud", Effect: corev1.TaintEffectNoSchedule}}},
 	}
-	created, err := kube(t).CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := kube(t).CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube(t).CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	created.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
-	if _, err := kube(t).CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// A patch, since kwok writes the status too; kwok keeps addresses set.
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"addresses": []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name},
+	}}})
+	if _, err := kube(t).CoreV1().Nodes().PatchStatus(ctx, name, patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -84,23 +87,32 @@ func deletePod(t *testing.T, name string) {
 	_ = kube(t).CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 }
 
-// TestVirtualNodePods: with ecs backends (the default), a Local Service
-// whose pods run on an ECS Node and on a virtual-kubelet Node gets both
-// as backends, as the existing CCM registers them: the ECS instance on the
-// nodePort and the ECI pod by its ENI on the target port, one endpoint's
-// weight each; on CLB (vServer group) and NLB (Instance server group)
-// alike. The pod's going takes its ENI out and leaves the ECS Node.
+// TestVirtualNodePods: with ecs backends (the default), a Service whose
+// pods run on an ECS Node and on a virtual-kubelet Node gets the ECI pod
+// as a backend next to the ECS Nodes, as the existing CCM registers it: by
+// its ENI on the target port, weighing one endpoint (Local: each ECS Node
+// weighs its endpoints; Cluster: every eligible Node and the pod the
+// default weight); on CLB (vServer group) and NLB (Instance server group)
+// alike. The pod's going takes its ENI out and leaves the ECS Nodes.
 func TestVirtualNodePods(t *testing.T) {
 	t.Parallel()
-	for i, kind := range kinds(t) {
-		t.Run(kind.name, func(t *testing.T) {
+	all := kinds(t)
+	for i, tc := range []struct {
+		kind  lbKind
+		local bool
+	}{{all[0], true}, {all[1], true}, {all[0], false}} {
+		kind := tc.kind
+		policy := map[bool]string{true: "local", false: "cluster"}[tc.local]
+		t.Run(kind.name+"-"+policy, func(t *testing.T) {
 			t.Parallel()
-			name := "eci-" + kind.name
+			name := "eci-" + kind.name + "-" + policy
 			eni, ips := eciENI(t, "svc-"+name)
-			vk := "vk-" + kind.name
+			vk := "vk-" + kind.name + "-" + policy
 			virtualNode(t, vk, ips[0])
 			svc := kind.service(t, name, nil)
-			svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			if tc.local {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			}
 			create(t, svc)
 			defer deleteService(t, name)
 			ecsNode := nodeNames[3+i]
@@ -108,8 +120,16 @@ func TestVirtualNodePods(t *testing.T) {
 			runPod(t, name+"-eci", name, vk, true)
 			got := waitIngress(t, name, 90*time.Second)
 			nodePort := got.Spec.Ports[0].NodePort
-			ecsMember := fmt.Sprintf("ecs %s:%d weight 1", instances[ecsNode], nodePort)
+			ecsMembers := []string{fmt.Sprintf("ecs %s:%d weight 1", instances[ecsNode], nodePort)}
 			eciMember := fmt.Sprintf("eni %s %s:8080 weight 1", eni, ips[0])
+			if !tc.local {
+				ecsMembers = nil
+				for _, n := range nodeNames {
+					ecsMembers = append(ecsMembers, fmt.Sprintf("ecs %s:%d weight 100", instances[n], nodePort))
+				}
+				eciMember = fmt.Sprintf("eni %s %s:8080 weight 100", eni, ips[0])
+			}
+			slices.Sort(ecsMembers)
 			read := func() []string {
 				var out []string
 				if kind.name == "clb" {
@@ -134,7 +154,7 @@ func TestVirtualNodePods(t *testing.T) {
 				slices.Sort(out)
 				return out
 			}
-			want := []string{eciMember, ecsMember}
+			want := append([]string{eciMember}, ecsMembers...)
 			slices.Sort(want)
 			var last []string
 			poll(t, 60*time.Second, "the ECS Node and the ECI pod as backends", func(ctx context.Context) (bool, error) {
@@ -149,7 +169,7 @@ func TestVirtualNodePods(t *testing.T) {
 			deletePod(t, name+"-eci")
 			poll(t, 60*time.Second, "the ECI pod's ENI out, the ECS Node kept", func(ctx context.Context) (bool, error) {
 				last = read()
-				return slices.Equal(last, []string{ecsMember}), nil
+				return slices.Equal(last, ecsMembers), nil
 			})
 		})
 	}
