@@ -118,7 +118,9 @@ func TestCreateTimeSettings(t *testing.T) {
 				return mismatch("certificate", v.ls[443].HTTPSListenerConfig.ServerCertificateId, certA)
 			},
 			update: map[string]string{annotations.Key("cert-id"): certB}, want: []string{"SetLoadBalancerHTTPSListenerAttribute"},
-			after: func(v clbView) string { return mismatch("certificate", v.ls[443].HTTPSListenerConfig.ServerCertificateId, certB) },
+			after: func(v clbView) string {
+				return mismatch("certificate", v.ls[443].HTTPSListenerConfig.ServerCertificateId, certB)
+			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

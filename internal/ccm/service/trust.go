@@ -238,8 +238,8 @@ func (c *Controller) podFactsFor(ctx context.Context, req *Request) map[string]p
 // target was refused; unresolved are IPs no ENI holds (yet). pods are the
 // facts of the pods the targets name, by namespace/name (a named pod
 // missing from it could not be read and is refused). With ecs backends
-// (req.Settings says so) an eni target must name a pod that runs on a
-// virtual Node: an endpoint's nodeName is only a claim.
+// (req.Settings says so) an eni target must name a pod that runs on the
+// virtual Node its endpoint names: an endpoint's nodeName is only a claim.
 func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[string]podFact, req *Request) (enis map[string]string, rejected, unresolved []string, err error) {
 	ns := req.Service.Namespace
 	virtualOnly := req.Settings != nil && req.Settings.Backend.Type != annotations.BackendENI
@@ -267,11 +267,16 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s/%s", t.IP, r.Namespace, r.Name)
 					continue
 				}
-				if cl.Virtual[f.node] {
-					virtual[t.IP] = true
-				} else if virtualOnly {
+				switch {
+				case virtualOnly && !cl.Virtual[f.node]:
 					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which is on no virtual Node of this cluster", t.IP, r.Namespace, r.Name)
 					continue
+				case virtualOnly && f.node != t.NodeName:
+					// The endpoint's Node was found eligible, not the pod's.
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which runs on %s, not on %s as its endpoint says", t.IP, r.Namespace, r.Name, f.node, t.NodeName)
+					continue
+				case cl.Virtual[f.node]:
+					virtual[t.IP] = true
 				}
 			}
 			ips = append(ips, t.IP)

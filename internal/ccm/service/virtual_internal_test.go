@@ -114,10 +114,10 @@ func TestComputeBackendsVirtualNodes(t *testing.T) {
 // runs on a virtual Node (whatever the endpoint claims); the ECS Node
 // targets pass through untouched.
 func TestResolveENIsVirtualOnly(t *testing.T) {
-	cl := &Cluster{Instances: map[string]bool{"i-node": true}, Virtual: map[string]bool{"vk": true}}
+	cl := &Cluster{Instances: map[string]bool{"i-node": true}, Virtual: map[string]bool{"vk": true, "vk-excluded": true}}
 	enis := fakeENIs{
 		{ID: "eni-node", InstanceID: "i-node", IPs: []string{"10.0.0.1"}},
-		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5", "10.0.5.6"}},
+		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5", "10.0.5.6", "10.0.5.8"}},
 	}
 	pod := func(ns, name string) *corev1.ObjectReference {
 		return &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: name}
@@ -125,6 +125,7 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 	pods := map[string]podFact{
 		"app/eci":    {ips: []string{"10.0.5.5"}, node: "vk"},
 		"app/onnode": {ips: []string{"10.0.0.1"}, node: "n1"},
+		"app/moved":  {ips: []string{"10.0.5.8"}, node: "vk-excluded"},
 	}
 	req := &Request{
 		Service:  &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web"}},
@@ -135,6 +136,7 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 			{IP: "10.0.0.1", Pod: pod("app", "onnode"), NodeName: "vk"}, // claims the virtual Node, runs on n1
 			{IP: "10.0.5.6", NodeName: "vk"},                            // names no pod
 			{IP: "10.0.5.7", Pod: pod("other", "x"), NodeName: "vk"},    // another namespace
+			{IP: "10.0.5.8", Pod: pod("app", "moved"), NodeName: "vk"},  // runs on another virtual Node
 		}},
 	}
 	got, rejected, unresolved, err := ResolveENIs(context.Background(), enis, cl, pods, req)
@@ -148,12 +150,13 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 		t.Errorf("unresolved %v", unresolved)
 	}
 	text := strings.Join(rejected, "\n")
-	for _, w := range []string{"10.0.0.1 is the address of pod app/onnode, which is on no virtual Node", "10.0.5.6 names no pod", "10.0.5.7 names pod other/x"} {
+	for _, w := range []string{"10.0.0.1 is the address of pod app/onnode, which is on no virtual Node", "10.0.5.6 names no pod", "10.0.5.7 names pod other/x",
+		"10.0.5.8 is the address of pod app/moved, which runs on vk-excluded, not on vk"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("rejected %q lacks %q", text, w)
 		}
 	}
-	if len(rejected) != 3 {
+	if len(rejected) != 4 {
 		t.Errorf("rejected %d: %v", len(rejected), rejected)
 	}
 }

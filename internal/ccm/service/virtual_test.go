@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
@@ -44,14 +45,15 @@ func eciENI(t *testing.T, name string) (string, []string) {
 // virtualNode registers a virtual-kubelet Node as ACK's virtual node looks:
 // label type=virtual-kubelet, its provider taint, no providerID. kwok keeps
 // it Ready and gives a hostNetwork pod on it the Node's address, ip, as ECI
-// gives a pod its ENI's.
+// gives a pod its ENI's. kwok is let in only once the address is set, and
+// the Node is returned Ready: a pod kwok starts on a Node whose address it
+// does not know yet gets 127.0.0.1 for good.
 func virtualNode(t *testing.T, name, ip string) {
 	t.Helper()
 	ctx := context.Background()
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels:      map[string]string{service.LabelVirtualKubelet: service.ValueVirtualKubelet, "kubernetes.io/hostname": name},
-			Annotations: map[string]string{localcluster.KwokNodeAnnotation: localcluster.KwokNodeValue},
+			Labels: map[string]string{service.LabelVirtualKubelet: service.ValueVirtualKubelet, "kubernetes.io/hostname": name},
 		},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "virtual-kubelet.io/provider", Value: "alibabacloud", Effect: corev1.TaintEffectNoSchedule}}},
 	}
@@ -59,13 +61,32 @@ func virtualNode(t *testing.T, name, ip string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube(t).CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	// A patch, since kwok writes the status too; kwok keeps addresses set.
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"addresses": []corev1.NodeAddress{
+	status, _ := json.Marshal(map[string]any{"status": map[string]any{"addresses": []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name},
 	}}})
-	if _, err := kube(t).CoreV1().Nodes().PatchStatus(ctx, name, patch); err != nil {
+	if _, err := kube(t).CoreV1().Nodes().PatchStatus(ctx, name, status); err != nil {
 		t.Fatal(err)
 	}
+	// The label kwok selects on too, not only the annotation its mirror
+	// copies: a mirror patch lost to the client's rate limiter is not
+	// retried, and kwok would never see the Node.
+	mark := map[string]string{localcluster.KwokNodeAnnotation: localcluster.KwokNodeValue}
+	kwok, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": mark, "labels": mark}})
+	if _, err := kube(t).CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, kwok, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "virtual Node "+name+" Ready", func(ctx context.Context) (bool, error) {
+		n, err := kube(t).CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }
 
 // runPod starts a pod of app on node (bound directly, as the scheduler
@@ -118,6 +139,16 @@ func TestVirtualNodePods(t *testing.T) {
 			ecsNode := nodeNames[3+i]
 			runPod(t, name+"-ecs", name, ecsNode, false)
 			runPod(t, name+"-eci", name, vk, true)
+			poll(t, 30*time.Second, "the ECI pod running on its ENI's address", func(ctx context.Context) (bool, error) {
+				p, err := kube(t).CoreV1().Pods(ns).Get(ctx, name+"-eci", metav1.GetOptions{})
+				if err != nil || p.Status.PodIP == "" {
+					return false, err
+				}
+				if p.Status.PodIP != ips[0] {
+					return false, fmt.Errorf("kwok gave the pod %s, not the Node's address %s", p.Status.PodIP, ips[0])
+				}
+				return true, nil
+			})
 			got := waitIngress(t, name, 90*time.Second)
 			nodePort := got.Spec.Ports[0].NodePort
 			ecsMembers := []string{fmt.Sprintf("ecs %s:%d weight 1", instances[ecsNode], nodePort)}
@@ -157,6 +188,11 @@ func TestVirtualNodePods(t *testing.T) {
 			want := append([]string{eciMember}, ecsMembers...)
 			slices.Sort(want)
 			var last []string
+			defer func() {
+				if t.Failed() {
+					t.Logf("members last read: %v (want %v)", last, want)
+				}
+			}()
 			poll(t, 60*time.Second, "the ECS Node and the ECI pod as backends", func(ctx context.Context) (bool, error) {
 				last = read()
 				return slices.Equal(last, want), nil
