@@ -33,20 +33,40 @@ const (
 // nodeExclusion says why a Node cannot be a backend of a Service with
 // settings s ("" = it can), so decisions can be logged.
 func nodeExclusion(n *corev1.Node, s *annotations.Settings) string {
-	switch {
-	case n.DeletionTimestamp != nil:
-		return "being deleted"
-	case nodes.Excluded(n):
-		return "excluded from the CCM"
-	case IsVirtual(n):
+	if IsVirtual(n) {
 		return "virtual-kubelet" // its pods may be backends (virtualTargets)
+	}
+	if why := commonExclusion(n, s); why != "" {
+		return why
 	}
 	if v, ok := n.Labels[LabelExcludeFromLB]; ok {
 		if b, err := strconv.ParseBool(v); err != nil || b {
 			return LabelExcludeFromLB
 		}
 	}
-	for _, l := range []string{LabelExcludeBalancer, LabelRoleMaster, LabelRoleControlPlane} {
+	if _, ok := n.Labels[LabelExcludeBalancer]; ok {
+		return LabelExcludeBalancer
+	}
+	if !nodeReady(n) {
+		return "not Ready"
+	}
+	if _, _, err := providerid.Parse(n.Spec.ProviderID); err != nil {
+		return "no ECS providerID yet"
+	}
+	return ""
+}
+
+// commonExclusion says why neither a Node nor the pods it runs can be
+// backends of a Service with settings s ("" = they can): what keeps ECS
+// and virtual-kubelet Nodes out alike.
+func commonExclusion(n *corev1.Node, s *annotations.Settings) string {
+	switch {
+	case n.DeletionTimestamp != nil:
+		return "being deleted"
+	case nodes.Excluded(n):
+		return "excluded from the CCM"
+	}
+	for _, l := range []string{LabelRoleMaster, LabelRoleControlPlane} {
 		if _, ok := n.Labels[l]; ok {
 			return l
 		}
@@ -56,17 +76,11 @@ func nodeExclusion(n *corev1.Node, s *annotations.Settings) string {
 			return TaintToBeDeleted
 		}
 	}
-	if !nodeReady(n) {
-		return "not Ready"
-	}
 	if s.Backend.RemoveUnscheduled && n.Spec.Unschedulable {
 		return "unschedulable"
 	}
 	if len(s.Backend.Labels) > 0 && !s.BackendSelector().Matches(labels.Set(n.Labels)) {
 		return "does not match backend-label"
-	}
-	if _, _, err := providerid.Parse(n.Spec.ProviderID); err != nil {
-		return "no ECS providerID yet"
 	}
 	return ""
 }

@@ -3,10 +3,8 @@ package service
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 )
 
 // Pods on virtual-kubelet Nodes (ECI) have no ECS instance behind them to
@@ -15,7 +13,7 @@ import (
 // that a Local Service whose pods all run on virtual Nodes would have no
 // backends at all. These targets carry an IP and no InstanceID, and the
 // backends resolver proves them like eni targets, with one more rule: the
-// pod an endpoint names must run on a virtual Node of this cluster.
+// pod an endpoint names must run on the virtual Node the endpoint names.
 
 // ValueVirtualKubelet is the value of LabelVirtualKubelet on virtual Nodes.
 const ValueVirtualKubelet = "virtual-kubelet"
@@ -23,37 +21,6 @@ const ValueVirtualKubelet = "virtual-kubelet"
 // IsVirtual reports whether n is a virtual-kubelet Node.
 func IsVirtual(n *corev1.Node) bool {
 	return n != nil && n.Labels[LabelVirtualKubelet] == ValueVirtualKubelet
-}
-
-// virtualExclusion says why the pods on virtual Node n cannot be backends
-// of a Service with settings s ("" = they can). The Node's readiness, its
-// providerID and the exclude-from-load-balancers labels do not count, as
-// in the existing CCM: it is the pods that are registered, not the Node,
-// and a virtual-kubelet's heartbeat says nothing about them.
-func virtualExclusion(n *corev1.Node, s *annotations.Settings) string {
-	switch {
-	case n.DeletionTimestamp != nil:
-		return "being deleted"
-	case nodes.Excluded(n):
-		return "excluded from the CCM"
-	}
-	for _, l := range []string{LabelRoleMaster, LabelRoleControlPlane} {
-		if _, ok := n.Labels[l]; ok {
-			return l
-		}
-	}
-	for _, t := range n.Spec.Taints {
-		if t.Key == TaintToBeDeleted {
-			return TaintToBeDeleted
-		}
-	}
-	if s.Backend.RemoveUnscheduled && n.Spec.Unschedulable {
-		return "unschedulable"
-	}
-	if len(s.Backend.Labels) > 0 && !s.BackendSelector().Matches(labels.Set(n.Labels)) {
-		return "does not match backend-label"
-	}
-	return ""
 }
 
 // Roles a Node plays for the backends of one ecs Service (backendRole).
@@ -71,7 +38,11 @@ func backendRole(n *corev1.Node, s *annotations.Settings) string {
 	case n == nil:
 		return roleNone
 	case IsVirtual(n):
-		if virtualExclusion(n, s) == "" {
+		// The virtual Node's readiness, providerID and the
+		// exclude-from-load-balancers labels do not count, as in the
+		// existing CCM: it is the pods that are registered, not the Node,
+		// and a virtual-kubelet's heartbeat says nothing about them.
+		if commonExclusion(n, s) == "" {
 			return roleVirtual
 		}
 		return roleNone
