@@ -119,9 +119,7 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 		{ID: "eni-node", InstanceID: "i-node", IPs: []string{"10.0.0.1"}},
 		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5", "10.0.5.6", "10.0.5.8"}},
 	}
-	pod := func(ns, name string) *corev1.ObjectReference {
-		return &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: name}
-	}
+	pod := podRef
 	pods := map[string]podFact{
 		"app/eci":    {ips: []string{"10.0.5.5"}, node: "vk"},
 		"app/onnode": {ips: []string{"10.0.0.1"}, node: "n1"},
@@ -159,4 +157,9 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 	if len(rejected) != 4 {
 		t.Errorf("rejected %d: %v", len(rejected), rejected)
 	}
+}
+
+// podRef is an endpoint's targetRef to pod namespace/name.
+func podRef(namespace, name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Pod", Namespace: namespace, Name: name}
 }
