@@ -281,7 +281,7 @@ var Registry = []Annotation{
 	p("instance-charge-type", ScopeCLB, KindEnum, "Instance billing method.", values("PayBySpec", "PayByCLCU")),
 	p("charge-type", ScopeCLB, KindEnum, "Internet billing method.", values("paybytraffic", "paybybandwidth"), def(DefaultChargeType)),
 	p("bandwidth", ScopeCLB, KindInt, "Peak bandwidth in Mbps.", rng(1, 5120), def(fmt.Sprint(DefaultBandwidth))),
-	p("network-type", ScopeCLB, KindEnum, "Network type of a private load balancer.", values("classic", "vpc"), def("vpc"), immutable()),
+	p("network-type", ScopeCLB, KindEnum, "Network type of a private load balancer: classic creates it without a vSwitch, in no VPC (it then takes no `vswitch-id`).", values("classic", "vpc"), def("vpc"), immutable()),
 	p("vswitch-id", ScopeCLB, KindFormat, "vSwitch of a private load balancer.", format("vsw-…"), def("chosen automatically"), immutable()),
 	p("master-zoneid", ScopeCLB, KindString, "Primary zone.", immutable()),
 	p("slave-zoneid", ScopeCLB, KindString, "Secondary zone.", immutable()),

@@ -443,9 +443,10 @@ func foreignLabels(svc *corev1.Service) map[string]string {
 // nodeChanged enqueues only the Services whose backends the change moves:
 // an ecs-backed Service when the Node's eligibility for it flips (or the
 // Node comes or goes while eligible); a Local one only when the Node runs
-// its endpoints. Label churn and heartbeats that change nothing are ignored.
-// The Services are queued a batch window later (nodeBatch), with those the
-// other Node changes of the window move.
+// its endpoints; a virtual Node only when it runs the Service's endpoints
+// (its pods are the backends). Label churn and heartbeats that change
+// nothing are ignored. The Services are queued a batch window later
+// (nodeBatch), with those the other Node changes of the window move.
 func (c *Controller) nodeChanged(oldObj, newObj any) {
 	o := asNode(oldObj)
 	n := asNode(newObj)
@@ -471,12 +472,13 @@ func (c *Controller) nodeChanged(oldObj, newObj any) {
 		if !ok || s.Backend.Type == annotations.BackendENI {
 			continue
 		}
-		was := o != nil && nodeExclusion(o, s) == ""
-		is := n != nil && nodeExclusion(n, s) == ""
+		was, is := backendRole(o, s), backendRole(n, s)
 		if was == is && (o == nil || n == nil || o.Spec.ProviderID == n.Spec.ProviderID) {
 			continue
 		}
-		if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && !c.hasEndpointsOn(svc, name) {
+		// A virtual Node matters only through the pods it runs.
+		endpointsOnly := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal || (was != roleECS && is != roleECS)
+		if endpointsOnly && !c.hasEndpointsOn(svc, name) {
 			continue
 		}
 		if key, ok := c.keyOf(svc, "node "+name); ok {
@@ -522,7 +524,8 @@ func (c *Controller) slicesOf(svc *corev1.Service) []*discoveryv1.EndpointSlice 
 }
 
 // sliceChanged enqueues the Service of an EndpointSlice when its backends
-// depend on endpoints (Local traffic policy or eni backends).
+// depend on endpoints (Local traffic policy, eni backends, or endpoints
+// on virtual Nodes).
 func (c *Controller) sliceChanged(oldObj, newObj any) {
 	get := func(obj any) *discoveryv1.EndpointSlice {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -556,7 +559,7 @@ func (c *Controller) sliceChanged(oldObj, newObj any) {
 	}
 	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
 		s, ok := c.backendSettings(svc, p)
-		if !ok || s.Backend.Type != annotations.BackendENI {
+		if !ok || (s.Backend.Type != annotations.BackendENI && !c.onVirtualNode(o, n)) {
 			return
 		}
 	}

@@ -33,20 +33,40 @@ const (
 // nodeExclusion says why a Node cannot be a backend of a Service with
 // settings s ("" = it can), so decisions can be logged.
 func nodeExclusion(n *corev1.Node, s *annotations.Settings) string {
-	switch {
-	case n.DeletionTimestamp != nil:
-		return "being deleted"
-	case nodes.Excluded(n):
-		return "excluded from the CCM"
-	case n.Labels[LabelVirtualKubelet] == "virtual-kubelet":
-		return "virtual-kubelet"
+	if IsVirtual(n) {
+		return "virtual-kubelet" // its pods may be backends (virtualTargets)
+	}
+	if why := commonExclusion(n, s); why != "" {
+		return why
 	}
 	if v, ok := n.Labels[LabelExcludeFromLB]; ok {
 		if b, err := strconv.ParseBool(v); err != nil || b {
 			return LabelExcludeFromLB
 		}
 	}
-	for _, l := range []string{LabelExcludeBalancer, LabelRoleMaster, LabelRoleControlPlane} {
+	if _, ok := n.Labels[LabelExcludeBalancer]; ok {
+		return LabelExcludeBalancer
+	}
+	if !nodeReady(n) {
+		return "not Ready"
+	}
+	if _, _, err := providerid.Parse(n.Spec.ProviderID); err != nil {
+		return "no ECS providerID yet"
+	}
+	return ""
+}
+
+// commonExclusion says why neither a Node nor the pods it runs can be
+// backends of a Service with settings s ("" = they can): what keeps ECS
+// and virtual-kubelet Nodes out alike.
+func commonExclusion(n *corev1.Node, s *annotations.Settings) string {
+	switch {
+	case n.DeletionTimestamp != nil:
+		return "being deleted"
+	case nodes.Excluded(n):
+		return "excluded from the CCM"
+	}
+	for _, l := range []string{LabelRoleMaster, LabelRoleControlPlane} {
 		if _, ok := n.Labels[l]; ok {
 			return l
 		}
@@ -56,17 +76,11 @@ func nodeExclusion(n *corev1.Node, s *annotations.Settings) string {
 			return TaintToBeDeleted
 		}
 	}
-	if !nodeReady(n) {
-		return "not Ready"
-	}
 	if s.Backend.RemoveUnscheduled && n.Spec.Unschedulable {
 		return "unschedulable"
 	}
 	if len(s.Backend.Labels) > 0 && !s.BackendSelector().Matches(labels.Set(n.Labels)) {
 		return "does not match backend-label"
-	}
-	if _, _, err := providerid.Parse(n.Spec.ProviderID); err != nil {
-		return "no ECS providerID yet"
 	}
 	return ""
 }
@@ -106,8 +120,9 @@ func localCounts(slices []*discoveryv1.EndpointSlice) map[string]int {
 
 // ComputeBackends decides the targets of every Service port: with ecs
 // backends the eligible Nodes on the nodePort (with Local traffic policy
-// only those running ready endpoints, weighted by their number); with eni
-// backends the ready pod IPs on their target port.
+// only those running ready endpoints, weighted by their number) and the
+// ready pods on virtual Nodes on their target port, each weighing as one
+// endpoint; with eni backends the ready pod IPs on their target port.
 func ComputeBackends(svc *corev1.Service, s *annotations.Settings, nodeList []*corev1.Node, slices []*discoveryv1.EndpointSlice) map[int32][]Target {
 	out := map[int32][]Target{}
 	if s.Backend.Type == annotations.BackendENI {
@@ -141,13 +156,19 @@ func ComputeBackends(svc *corev1.Service, s *annotations.Settings, nodeList []*c
 		total += c
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].node.Name < cands[j].node.Name })
+	virtual, pods := virtualTargets(svc, s, nodeList, slices)
+	total += pods
 	for _, sp := range svc.Spec.Ports {
-		targets := make([]Target, 0, len(cands))
+		targets := make([]Target, 0, len(cands)+len(virtual[sp.Port]))
 		for _, c := range cands {
 			targets = append(targets, Target{
 				NodeName: c.node.Name, InstanceID: c.instance, Port: sp.NodePort,
-				Weight: weight(s, local, c.count, total, len(cands)),
+				Weight: weight(s, local, c.count, total, len(cands)+pods),
 			})
+		}
+		for _, t := range virtual[sp.Port] {
+			t.Weight = weight(s, local, 1, total, len(cands)+pods)
+			targets = append(targets, t)
 		}
 		out[sp.Port] = targets
 	}

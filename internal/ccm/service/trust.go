@@ -124,7 +124,7 @@ func (c *Controller) clusterFacts() (*Cluster, error) {
 	}
 	out := &Cluster{Instances: map[string]bool{}, Virtual: map[string]bool{}}
 	for _, n := range list {
-		if n.Labels[LabelVirtualKubelet] == "virtual-kubelet" {
+		if IsVirtual(n) {
 			out.Virtual[n.Name] = true
 			continue
 		}
@@ -139,10 +139,15 @@ func (c *Controller) clusterFacts() (*Cluster, error) {
 // it fills req.ENIs with the registrable ones, removes every other target
 // from req.Backends (refused ones with a Warning, ones no ENI holds yet as
 // req.Unregistered) and re-spreads the weight annotation over what is
-// left. Services with ecs backends are left as they are: their targets
-// are the cluster's own Nodes.
+// left. With ecs backends only the pods on virtual Nodes are eni targets;
+// the Node targets, the cluster's own Nodes, are left as they are, and so
+// are their weights (the shares stay in proportion).
 func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
-	if req.Settings == nil || req.Settings.Backend.Type != annotations.BackendENI || c.opts.ENIs == nil {
+	if req.Settings == nil || c.opts.ENIs == nil {
+		return nil
+	}
+	eni := req.Settings.Backend.Type == annotations.BackendENI
+	if !eni && !hasPodTargets(req.Backends) {
 		return nil
 	}
 	cl, err := c.clusterFacts()
@@ -167,12 +172,14 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 	for port, ts := range req.Backends {
 		kept := ts[:0:0]
 		for _, t := range ts {
-			if _, ok := enis[t.IP]; ok {
+			if _, ok := enis[t.IP]; ok || (!eni && t.IP == "") {
 				kept = append(kept, t)
 			}
 		}
-		for i := range kept {
-			kept[i].Weight = weight(req.Settings, false, 1, len(kept), len(kept))
+		if eni {
+			for i := range kept {
+				kept[i].Weight = weight(req.Settings, false, 1, len(kept), len(kept))
+			}
 		}
 		req.Backends[port] = kept
 	}
@@ -288,9 +295,12 @@ func (c *Controller) podFactsFor(ctx context.Context, req *Request) map[string]p
 // each registrable pod IP to its ENI; rejected says why each refused
 // target was refused; unresolved are IPs no ENI holds (yet). pods are the
 // facts of the pods the targets name, by namespace/name (a named pod
-// missing from it could not be read and is refused).
+// missing from it could not be read and is refused). With ecs backends
+// (req.Settings says so) an eni target must name a pod that runs on the
+// virtual Node its endpoint names: an endpoint's nodeName is only a claim.
 func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[string]podFact, req *Request) (enis map[string]string, rejected, unresolved []string, err error) {
 	ns := req.Service.Namespace
+	virtualOnly := req.Settings != nil && req.Settings.Backend.Type != annotations.BackendENI
 	why := map[string]string{}
 	virtual := map[string]bool{}
 	seen := map[string]bool{}
@@ -301,6 +311,10 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 				continue
 			}
 			seen[t.IP] = true
+			if virtualOnly && t.Pod == nil {
+				why[t.IP] = fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP)
+				continue
+			}
 			if r := t.Pod; r != nil {
 				if r.Namespace != ns {
 					why[t.IP] = fmt.Sprintf("%s names pod %s/%s in another namespace", t.IP, r.Namespace, r.Name)
@@ -311,7 +325,15 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s/%s", t.IP, r.Namespace, r.Name)
 					continue
 				}
-				if cl.Virtual[f.node] {
+				switch {
+				case virtualOnly && !cl.Virtual[f.node]:
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which is on no virtual Node of this cluster", t.IP, r.Namespace, r.Name)
+					continue
+				case virtualOnly && f.node != t.NodeName:
+					// The endpoint's Node was found eligible, not the pod's.
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which runs on %s, not on %s as its endpoint says", t.IP, r.Namespace, r.Name, f.node, t.NodeName)
+					continue
+				case cl.Virtual[f.node]:
 					virtual[t.IP] = true
 				}
 			}
@@ -372,4 +394,17 @@ func foreignPods(svc *corev1.Service, s *annotations.Settings, slices []*discove
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hasPodTargets reports whether any target is a pod address (with ecs
+// backends: a pod on a virtual Node).
+func hasPodTargets(backends map[int32][]Target) bool {
+	for _, ts := range backends {
+		for _, t := range ts {
+			if t.IP != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

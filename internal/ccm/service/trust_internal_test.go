@@ -191,9 +191,7 @@ func TestResolveENIs(t *testing.T) {
 		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5"}},
 		{ID: "eni-loose", IPs: []string{"10.0.6.6"}},
 	}
-	pod := func(ns, name string) *corev1.ObjectReference {
-		return &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: name}
-	}
+	pod := podRef
 	pods := map[string]podFact{
 		"app/ok":   {ips: []string{"10.0.0.2"}, node: "n1"},
 		"app/eci":  {ips: []string{"10.0.5.5"}, node: "vk"},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,40 @@ func (s *Service) allocatePublicIP(lbID, version string) string {
 			return ip
 		}
 	}
+}
+
+// classicIntranetBase starts the range of classic-network intranet
+// addresses, which belong to no VPC of the account.
+const classicIntranetBase = 10<<24 | 157<<16
+
+// allocateClassicIP gives a classic-network intranet load balancer its
+// address: want when it is in the classic range and free, else the first
+// free one.
+func (s *Service) allocateClassicIP(lbID, want string) (string, error) {
+	if want != "" {
+		a, err := netip.ParseAddr(want)
+		b := a.As4()
+		if err != nil || !a.Is4() || uint32(b[0])<<24|uint32(b[1])<<16 != classicIntranetBase {
+			return "", api.InvalidParameter("Address", "The specified Address %s is not an address of the classic network.", want)
+		}
+		if _, used := s.state.PublicIPs[want]; used {
+			return "", api.Errorf(http.StatusBadRequest, "InvalidIpAddress.AlreadyUsed", "The specified Address %s is already used.", want)
+		}
+		s.state.PublicIPs[want] = lbID
+		return want, nil
+	}
+	for n := uint32(1); n < 1<<16; n++ {
+		v := classicIntranetBase + n
+		if v&0xff == 0 || v&0xff == 255 {
+			continue
+		}
+		ip := fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
+		if _, used := s.state.PublicIPs[ip]; !used {
+			s.state.PublicIPs[ip] = lbID
+			return ip, nil
+		}
+	}
+	return "", api.Errorf(http.StatusBadRequest, "InsufficientIpAddress", "The classic network has no free address left.")
 }
 
 func createResponse(lb *LoadBalancer, order int64) map[string]any {
@@ -186,11 +221,10 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if lb.Name == "" {
 		lb.Name = "auto_named_slb"
 	}
-	if addrType == "intranet" {
-		vswID, err := p.Required("VSwitchId")
-		if err != nil {
-			return nil, err
-		}
+	// An intranet load balancer is in a VPC when it names a vSwitch, and
+	// in the classic network otherwise (the API has no NetworkType
+	// parameter: the vSwitch decides).
+	if vswID := p.String("VSwitchId"); addrType == "intranet" && vswID != "" {
 		vsw, ok := s.vpc.VSwitch(vswID)
 		if !ok || (vsw.RegionID != "" && vsw.RegionID != req.RegionID) {
 			return nil, api.NotFound("InvalidVSwitchId.NotFound", "The specified VSwitchId %s does not exist.", vswID)
@@ -227,7 +261,15 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 				lb.SlaveZoneID = zones[0]
 			}
 		}
-		lb.Address = s.allocatePublicIP(lb.ID, ipVersion)
+		if addrType == "intranet" {
+			addr, err := s.allocateClassicIP(lb.ID, p.String("Address"))
+			if err != nil {
+				return nil, err
+			}
+			lb.Address, lb.InternetChargeType = addr, "paybytraffic"
+		} else {
+			lb.Address = s.allocatePublicIP(lb.ID, ipVersion)
+		}
 	}
 	if lb.SlaveZoneID == lb.MasterZoneID {
 		lb.SlaveZoneID = ""
@@ -263,7 +305,7 @@ func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {
 			delete(s.state.DomainExtensions, id)
 		}
 	}
-	if lb.AddressType == "intranet" {
+	if lb.VSwitchID != "" {
 		s.vpc.ReleasePrivateIP(lb.VSwitchID, lb.Address)
 	} else {
 		delete(s.state.PublicIPs, lb.Address)

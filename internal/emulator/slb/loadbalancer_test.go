@@ -45,7 +45,12 @@ func TestCreateLoadBalancer(t *testing.T) {
 				t.Fatalf("unexpected response %+v", r)
 			}
 		}},
-		{name: "intranet without vSwitch", mutate: func(r *slb.CreateLoadBalancerRequest) { r.VSwitchId = "" }, code: "MissingParameter", status: 400},
+		{name: "intranet without vSwitch is in the classic network", mutate: func(r *slb.CreateLoadBalancerRequest) { r.VSwitchId = "" }, check: func(t *testing.T, r *slb.CreateLoadBalancerResponse) {
+			if !strings.HasPrefix(r.Address, "10.157.") || r.NetworkType != "classic" || r.VpcId != "" || r.VSwitchId != "" {
+				t.Fatalf("unexpected response %+v", r)
+			}
+		}},
+		{name: "classic intranet with a VPC address", mutate: func(r *slb.CreateLoadBalancerRequest) { r.VSwitchId, r.Address = "", "192.168.0.78" }, code: "InvalidParameter", status: 400},
 		{name: "unknown vSwitch", mutate: func(r *slb.CreateLoadBalancerRequest) { r.VSwitchId = "vsw-nope" }, code: "InvalidVSwitchId.NotFound", status: 404},
 		{name: "VPC mismatch", mutate: func(r *slb.CreateLoadBalancerRequest) { r.VpcId = "vpc-slbother" }, code: "InvalidParameter", status: 400},
 		{name: "zone mismatch", mutate: func(r *slb.CreateLoadBalancerRequest) { r.MasterZoneId = "cn-hangzhou-k" }, code: "InvalidParameter", status: 400},

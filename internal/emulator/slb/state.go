@@ -19,7 +19,8 @@ type State struct {
 	OrderRegions []string
 	// ClientTokens maps a CreateLoadBalancer ClientToken to its result.
 	ClientTokens map[string]*ClientTokenEntry
-	// PublicIPs are the emulator-owned public addresses in use.
+	// PublicIPs are the emulator-owned addresses outside any VPC in use:
+	// public ones and classic-network intranet ones.
 	PublicIPs map[string]string
 	// NextPublicIP is the allocation cursor in the public range.
 	NextPublicIP uint32
@@ -70,17 +71,17 @@ type LoadBalancer struct {
 	AddressType string
 	// AddressIPVersion is ipv4 (default) or ipv6 (internet-facing only).
 	AddressIPVersion string
-	// Address is the service address: a vSwitch IP for intranet, an
-	// emulator-owned public IP for internet.
+	// Address is the service address: a vSwitch IP for intranet in a VPC,
+	// an emulator-owned address for classic intranet and internet.
 	Address string
-	// NetworkType is vpc for intranet load balancers, classic for internet
-	// ones.
+	// NetworkType is vpc for intranet load balancers created with a
+	// vSwitch, classic for the others.
 	NetworkType string
 	// VpcID is the VPC of an intranet load balancer's vSwitch (vpc-...);
-	// empty for internet.
+	// empty in the classic network.
 	VpcID string
-	// VSwitchID is an intranet load balancer's vSwitch (vsw-...); empty for
-	// internet.
+	// VSwitchID is an intranet load balancer's vSwitch (vsw-...); empty in
+	// the classic network.
 	VSwitchID string
 	// MasterZoneID is the primary zone (the vSwitch's zone for intranet;
 	// default <region>-a).

@@ -371,7 +371,14 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	if r.ModificationProtectionStatus == "ConsoleProtection" {
 		r.ModificationProtectionReason = modificationReason
 	}
-	if r.AddressType == "intranet" {
+	classic := strings.EqualFold(annotations.Or(lbs.NetworkType, ""), "classic")
+	if r.AddressType == "intranet" && classic {
+		// The API has no network type parameter: an intranet load balancer
+		// created without a vSwitch is in the classic network.
+		if lbs.VSwitchID != nil {
+			return nil, fmt.Errorf("%s: classic puts the load balancer in no VPC, so it takes no %s", s.Key("network-type"), s.Key("vswitch-id"))
+		}
+	} else if r.AddressType == "intranet" {
 		r.VpcId = p.opts.VpcID
 		r.VSwitchId = annotations.Or(lbs.VSwitchID, p.defaultVSwitch(r.MasterZoneId))
 		if r.VSwitchId == "" {

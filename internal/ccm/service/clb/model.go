@@ -126,7 +126,9 @@ func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 			// 53/UDP on two nodePorts they hold one of the two ports. The
 			// Nodes and weights are the same for both; the port is this one's.
 			b := Backend{ServerID: t.InstanceID, Type: "ecs", Port: p.NodePort, Weight: t.Weight, Description: g.Name}
-			if eni {
+			// A pod address is an eni member in either backend mode (with
+			// ecs backends: a pod on a virtual Node).
+			if eni || t.IP != "" {
 				id, ok := eniIDs[t.IP]
 				if !ok {
 					continue

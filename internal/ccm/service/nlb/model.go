@@ -193,14 +193,16 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 			g.AnyPort = true
 		}
 		for _, t := range req.Backends[p.Port] {
-			if !eni {
+			if !eni && t.IP == "" {
 				// Backends are keyed by port number alone: for 53/TCP and
 				// 53/UDP on two nodePorts they hold one of the two ports.
 				// The Nodes and weights are the same for both; the port is
 				// this one's.
 				t.Port = p.NodePort
 			}
-			for _, srv := range servers(t, eni, typ, version, addr, g.Name) {
+			// A pod address is an eni member in either backend mode (with
+			// ecs backends: a pod on a virtual Node).
+			for _, srv := range servers(t, eni || t.IP != "", typ, version, addr, g.Name) {
 				if g.AnyPort {
 					srv.Port = 0
 				}

@@ -545,21 +545,17 @@ func (p *Provider) deleteGroups(ctx context.Context, groups []CurrentGroup) erro
 // ids of pod IPs for eni backends in Instance groups, primary IPs of
 // instances for ecs backends in Ip groups.
 func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses, error) {
-	var addr Addresses
-	eni := req.Settings.Backend.Type == annotations.BackendENI
-	ipGroups := groupType(req.Settings) == GroupIP
-	if eni == ipGroups {
+	// The controller's backends resolver found and proved the ENIs of pod
+	// addresses (with ecs backends, those of pods on virtual Nodes).
+	addr := Addresses{ENIs: req.ENIs}
+	if req.Settings.Backend.Type == annotations.BackendENI || groupType(req.Settings) != GroupIP {
 		return addr, nil
 	}
 	seen := map[string]bool{}
 	var keys []string
 	for _, ts := range req.Backends {
 		for _, t := range ts {
-			k := t.InstanceID
-			if eni {
-				k = t.IP
-			}
-			if k != "" && !seen[k] {
+			if k := t.InstanceID; k != "" && !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
@@ -570,11 +566,6 @@ func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses
 	}
 	sort.Strings(keys)
 	var err error
-	if eni {
-		// The controller's backends resolver found and proved them.
-		addr.ENIs = req.ENIs
-		return addr, nil
-	}
 	if addr.InstanceIPs, addr.InstanceIPv6s, err = p.api.instanceIPs(ctx, keys); err != nil {
 		return addr, fmt.Errorf("find the addresses of backend instances: %w", err)
 	}
