@@ -107,7 +107,9 @@ soak: controlplane
 
 ## soak-bug: the quick soak against a CCM built with -tags soakbug (an ACL cleanup skipped); it must exit 1 naming the leak
 soak-bug: controlplane
-	$(GO) run ./cmd/soak --quick --tags soakbug --out soak-results/soak-bug.json $(SOAK_FLAGS); test $$? -eq 1
+	@mkdir -p bin
+	$(GO) build -o bin/soak ./cmd/soak
+	bin/soak --quick --tags soakbug --out soak-results/soak-bug.json $(SOAK_FLAGS); rc=$$?; if [[ $$rc -ne 1 ]]; then echo "soak-bug: want exit 1 (violations found), got $$rc"; exit 1; fi
 
 ## bench-plots: redraw the SVG charts of docs/bench-results/*.json (make bench writes them beside its own JSON)
 bench-plots:

@@ -407,9 +407,11 @@ func (c *Cluster) startKwok() error {
 }
 
 // RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling upgrade
-// does) and starts it again with the same flags, port and etcd, then waits
-// until it is ready; every client sees its connections drop and its
-// watches end meanwhile. down is how long it stays stopped.
+// does; SIGKILL after 5 s, since it stops serving at once but its process
+// can linger half a minute) and starts it again with the same flags, port
+// and etcd, then waits until it is ready; every client sees its
+// connections drop and its watches end meanwhile. down is how long it
+// stays stopped.
 func (c *Cluster) RestartAPIServer(ctx context.Context, down time.Duration) error {
 	i := -1
 	for k, p := range c.procs {
@@ -421,7 +423,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, down time.Duration) erro
 		return errors.New("restart kube-apiserver: not running")
 	}
 	c.Options.Logf("localcluster: restarting kube-apiserver")
-	c.procs[i].Stop(30 * time.Second)
+	c.procs[i].Stop(5 * time.Second)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()

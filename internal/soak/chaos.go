@@ -204,6 +204,11 @@ func (c *chaos) supervise(ctx context.Context) {
 			if !exited || code == -1 {
 				continue
 			}
+			// A process that dies again at once waits, as a Pod in
+			// CrashLoopBackOff does (kubelet's first delay is 10 s).
+			if time.Since(r.startedAt()) < 10*time.Second {
+				continue
+			}
 			c.mu.Lock()
 			c.exits++
 			c.mu.Unlock()

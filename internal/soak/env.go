@@ -40,7 +40,14 @@ type replica struct {
 	mu                  sync.Mutex
 	ccm                 *ccmtest.CCM
 	starts              int
+	started             time.Time
 	logs                []string
+}
+
+func (r *replica) startedAt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
 }
 
 // env is the running soak environment.
@@ -172,7 +179,7 @@ func (e *env) startReplica(ctx context.Context, r *replica) error {
 	if err != nil {
 		return fmt.Errorf("start replica %s: %w", r.name, err)
 	}
-	r.ccm = c
+	r.ccm, r.started = c, time.Now()
 	r.logs = append(r.logs, logPath)
 	return nil
 }
@@ -183,7 +190,8 @@ func (e *env) startReplica(ctx context.Context, r *replica) error {
 func (r *replica) leading() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.ccm != nil && !r.ccm.Exited() && strings.Contains(r.ccm.Log(), "successfully acquired lease")
+	// client-go logs `"Successfully acquired lease" lock="kube-system/ccm"`.
+	return r.ccm != nil && !r.ccm.Exited() && strings.Contains(strings.ToLower(r.ccm.Log()), "successfully acquired lease")
 }
 
 // leaseHolder is the holder identity of the CCM's Lease ("" when none).

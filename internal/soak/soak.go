@@ -238,10 +238,10 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 		}
 	}
 	if o.APIServerRestart {
-		events = append(events, event{o.Duration * 45 / 100, "apiserver"})
+		events = append(events, event{o.Duration * 40 / 100, "apiserver"})
 	}
 	if o.TimeoutWindow > 0 {
-		events = append(events, event{o.Duration * 60 / 100, "timeout"})
+		events = append(events, event{o.Duration * 65 / 100, "timeout"})
 	}
 	sort.SliceStable(events, func(i, j int) bool { return events[i].at < events[j].at })
 	for _, ev := range events {
@@ -263,6 +263,7 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	}
 	canaryDelete := o.Duration / 2
 	var timeoutDone chan struct{}
+	var apiDone chan error
 	next := 0
 	for time.Since(start) < o.Duration {
 		if ctx.Err() != nil {
@@ -274,9 +275,10 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 			case "kill":
 				ch.killLeader(ctx)
 			case "apiserver":
-				if err := ch.restartAPIServer(ctx); err != nil {
-					return nil, err
-				}
+				// The workload goes on meanwhile: its calls fail as a
+				// user's would.
+				apiDone = make(chan error, 1)
+				go func() { apiDone <- ch.restartAPIServer(ctx) }()
 			case "timeout":
 				timeoutDone = make(chan struct{})
 				go func(done chan struct{}) {
@@ -286,13 +288,15 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 			}
 			next++
 		}
-		if canaries != nil && el >= canaryDelete {
+		if len(canaries) > 0 && el >= canaryDelete {
+			var left []svcRef
 			for _, ref := range canaries {
 				if err := w.deleteService(ctx, ref); err != nil {
-					o.Logf("soak: delete canary %s: %v", ref.key(), err)
+					o.Logf("soak: delete canary %s (again at the next step): %v", ref.key(), err)
+					left = append(left, ref)
 				}
 			}
-			canaries = nil
+			canaries = left
 		}
 		w.step(ctx)
 		wait := o.StepEvery/2 + time.Duration(w.rng.Int63n(int64(o.StepEvery)+1))
@@ -304,6 +308,11 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	}
 	if timeoutDone != nil {
 		<-timeoutDone
+	}
+	if apiDone != nil {
+		if err := <-apiDone; err != nil {
+			return nil, err
+		}
 	}
 	fired := ch.stopFaults()
 	cancel()
