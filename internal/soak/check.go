@@ -104,7 +104,13 @@ type checker struct {
 	e     *env
 	s     *sentinels
 	cloud *cloudState
-	out   []Violation
+	// owners maps the default LB name of every Service the workload
+	// created to the Service, so a leak names what it was left by.
+	owners map[string]string
+	out    []Violation
+	// checked counts what was compared, so a report shows the checks
+	// were not vacuous.
+	checked Counts
 }
 
 func (c *checker) fail(inv, obj, format string, args ...any) {
@@ -113,23 +119,23 @@ func (c *checker) fail(inv, obj, format string, args ...any) {
 
 // check returns every violation, sorted; an error means the state could
 // not be read at all.
-func check(ctx context.Context, e *env, s *sentinels) ([]Violation, error) {
+func check(ctx context.Context, e *env, s *sentinels, owners map[string]string) ([]Violation, Counts, error) {
 	st, err := readCloud(e.cloud)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c := &checker{e: e, s: s, cloud: st}
+	c := &checker{e: e, s: s, cloud: st, owners: owners, checked: Counts{}}
 	svcs, err := e.kube.CoreV1().Services("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list Services: %w", err)
+		return nil, nil, fmt.Errorf("list Services: %w", err)
 	}
 	nodeList, err := e.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list Nodes: %w", err)
+		return nil, nil, fmt.Errorf("list Nodes: %w", err)
 	}
 	slices, err := e.kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list EndpointSlices: %w", err)
+		return nil, nil, fmt.Errorf("list EndpointSlices: %w", err)
 	}
 	var nodes []*corev1.Node
 	for i := range nodeList.Items {
@@ -148,6 +154,7 @@ func check(ctx context.Context, e *env, s *sentinels) ([]Violation, error) {
 			continue
 		}
 		if svc.Labels[labelRole] == roleGood {
+			c.checked["Services"]++
 			c.service(svc, nodes, slicesOf(slices.Items, svc))
 		}
 	}
@@ -157,11 +164,12 @@ func check(ctx context.Context, e *env, s *sentinels) ([]Violation, error) {
 	if s != nil {
 		after, err := s.snapshot()
 		if err != nil {
-			return nil, fmt.Errorf("read the sentinels: %w", err)
+			return nil, nil, fmt.Errorf("read the sentinels: %w", err)
 		}
 		for _, d := range diffSnapshots(s.before, after) {
 			c.fail(InvSentinels, "sentinel", "%s", d)
 		}
+		c.checked["sentinel reads"] = len(after)
 	}
 	c.panics(e.logPaths())
 	sort.SliceStable(c.out, func(i, j int) bool {
@@ -170,7 +178,7 @@ func check(ctx context.Context, e *env, s *sentinels) ([]Violation, error) {
 		}
 		return c.out[i].Object < c.out[j].Object
 	})
-	return c.out, nil
+	return c.out, c.checked, nil
 }
 
 func slicesOf(all []discoveryv1.EndpointSlice, svc *corev1.Service) []*discoveryv1.EndpointSlice {
@@ -256,6 +264,8 @@ func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, slices []*d
 			c.fail(InvListeners, key, "load balancer %s has no listener on port %d", lb.id, p.Port)
 			continue
 		}
+		c.checked["listeners"]++
+		c.checked["backends"] += len(l.members)
 		if l.protocol != want[p.Port] {
 			c.fail(InvListeners, key, "listener %d of %s is %s, want %s", p.Port, lb.id, l.protocol, want[p.Port])
 		}
@@ -336,9 +346,19 @@ func (c *checker) nlbs() []taggedLB {
 // longer exists.
 func (c *checker) leaks(live map[string]string) {
 	check := func(kind, id string, tags []api.Tag) {
-		if name, ok := ours(tags); ok && live[name] == "" {
-			c.fail(InvNoLeak, kind+" "+id, "tagged %s=%s (cluster %s); no Service has that default name", naming.TagKeyDefaultName, name, clusterID)
+		name, ok := ours(tags)
+		if !ok {
+			return
 		}
+		c.checked["tagged resources"]++
+		if live[name] != "" {
+			return
+		}
+		owner := "a Service the soak did not create"
+		if o := c.owners[name]; o != "" {
+			owner = "Service " + o + ", deleted"
+		}
+		c.fail(InvNoLeak, kind+" "+id, "tagged %s=%s (cluster %s): left by %s", naming.TagKeyDefaultName, name, clusterID, owner)
 	}
 	for _, id := range sortedKeys(c.cloud.SLB.LoadBalancers) {
 		check("CLB", id, c.cloud.SLB.LoadBalancers[id].Tags)
@@ -378,6 +398,7 @@ func (c *checker) routes(nodes []*corev1.Node) {
 		}
 		got[r.DestCIDR] = append(got[r.DestCIDR], r.NextHopID)
 	}
+	c.checked["routes"] = len(want)
 	for _, cidr := range sortedKeys(want) {
 		if hops := got[cidr]; len(hops) != 1 || hops[0] != want[cidr] {
 			c.fail(InvRoutes, cidr, "next hops %v, want [%s]", hops, want[cidr])

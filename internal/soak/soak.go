@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -97,19 +98,20 @@ type Report struct {
 	Failover Summary `json:"failoverSeconds"`
 	// LeaseDuration is the replicas' --leader-elect-lease-duration, the
 	// bound of a SIGKILL failover.
-	LeaseDuration    string      `json:"leaseDuration"`
-	APIServerDown    float64     `json:"apiServerDownSeconds,omitempty"`
-	TimeoutWindow    string      `json:"timeoutWindow,omitempty"`
-	TimeToAddress    Summary     `json:"timeToAddressSeconds"`
-	NeverAddressed   int         `json:"neverAddressed"`
-	SettleSeconds    float64     `json:"settleSeconds"`
-	CloudCalls       int         `json:"cloudCalls"`
-	Violations       []Violation `json:"violations"`
-	ViolationCount   int         `json:"violationCount"`
-	BuildTags        string      `json:"buildTags,omitempty"`
-	WorkDir          string      `json:"workDir"`
-	ChaosEndedAt     string      `json:"chaosEndedAt"`
-	SentinelsChecked int         `json:"sentinelReads"`
+	LeaseDuration  string      `json:"leaseDuration"`
+	APIServerDown  float64     `json:"apiServerDownSeconds,omitempty"`
+	TimeoutWindow  string      `json:"timeoutWindow,omitempty"`
+	TimeToAddress  Summary     `json:"timeToAddressSeconds"`
+	NeverAddressed int         `json:"neverAddressed"`
+	SettleSeconds  float64     `json:"settleSeconds"`
+	CloudCalls     int         `json:"cloudCalls"`
+	Violations     []Violation `json:"violations"`
+	ViolationCount int         `json:"violationCount"`
+	BuildTags      string      `json:"buildTags,omitempty"`
+	WorkDir        string      `json:"workDir"`
+	ChaosEndedAt   string      `json:"chaosEndedAt"`
+	// Checked counts what the final check compared.
+	Checked Counts `json:"checked"`
 }
 
 // Counts are named event counts.
@@ -174,12 +176,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.SentinelsChecked = len(s.before)
 	settleStart := time.Now()
 	o.Logf("soak: chaos over; settling (up to %v)", o.Settle)
 	var violations []Violation
+	w.mu.Lock()
+	owners := maps.Clone(w.owners)
+	w.mu.Unlock()
 	for {
-		violations, err = check(ctx, e, s)
+		violations, rep.Checked, err = check(ctx, e, s, owners)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
@@ -72,6 +73,8 @@ type workload struct {
 	labelled map[string]bool
 	created  map[types.UID]time.Time
 	addr     map[types.UID]time.Duration
+	// owners maps each created Service's default LB name to it.
+	owners map[string]string
 
 	counts map[string]int
 }
@@ -80,7 +83,7 @@ func newWorkload(e *env, s *sentinels, seed int64) *workload {
 	w := &workload{
 		e: e, s: s, rng: rand.New(rand.NewSource(seed)), log: e.o.Logf,
 		live: map[string]svcRef{}, nodeInst: map[string]int{}, cordoned: map[string]bool{}, labelled: map[string]bool{},
-		created: map[types.UID]time.Time{}, addr: map[types.UID]time.Duration{}, counts: map[string]int{},
+		created: map[types.UID]time.Time{}, addr: map[types.UID]time.Duration{}, counts: map[string]int{}, owners: map[string]string{},
 	}
 	for i := 1 + e.o.Nodes; i < 1+e.o.Nodes+e.o.SpareInstances; i++ {
 		w.spare = append(w.spare, i)
@@ -321,6 +324,7 @@ func (w *workload) createService(ctx context.Context, svc *corev1.Service, ref s
 	w.mu.Lock()
 	w.live[ref.key()] = ref
 	w.order = append(w.order, ref.key())
+	w.owners[naming.DefaultLBName(got)] = ref.key()
 	if ref.attack == "" {
 		w.created[got.UID] = start
 	}
