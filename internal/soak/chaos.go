@@ -3,7 +3,9 @@ package soak
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,7 +71,7 @@ func (c *chaos) startFaults() error {
 	if err := c.add("latency", gateway.FaultRule{Latency: gateway.Duration(30 * time.Millisecond), Probability: 0.5}); err != nil {
 		return err
 	}
-	for _, product := range sortedKeys(lossyActions) {
+	for _, product := range slices.Sorted(maps.Keys(lossyActions)) {
 		for _, action := range lossyActions[product] {
 			if err := c.add("lost response", gateway.FaultRule{Product: product, Action: action, Drop: true, After: true, Probability: o.LossRate}); err != nil {
 				return err

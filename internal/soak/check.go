@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,7 +72,7 @@ func readCloud(e *emulator.Emulator) (*cloudState, error) {
 	}
 	st := &cloudState{}
 	parts := map[string]any{"slb": &st.SLB, "nlb": &st.NLB, "vpc": &st.VPC, "ecs": &st.ECS}
-	for _, name := range sortedKeys(parts) {
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
 		raw, ok := dump[name]
 		if !ok {
 			return nil, fmt.Errorf("the emulator's store has no %s part", name)
@@ -133,7 +135,7 @@ func check(ctx context.Context, e *env, s *sentinels, owners map[string]string) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("list Nodes: %w", err)
 	}
-	slices, err := e.kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
+	eps, err := e.kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("list EndpointSlices: %w", err)
 	}
@@ -155,7 +157,7 @@ func check(ctx context.Context, e *env, s *sentinels, owners map[string]string) 
 		}
 		if svc.Labels[labelRole] == roleGood {
 			c.checked["Services"]++
-			c.service(svc, nodes, slicesOf(slices.Items, svc))
+			c.service(svc, nodes, slicesOf(eps.Items, svc))
 		}
 	}
 	c.leaks(live)
@@ -206,25 +208,18 @@ type listenerView struct {
 }
 
 // service checks one Service that must have converged.
-func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, slices []*discoveryv1.EndpointSlice) {
+func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, eps []*discoveryv1.EndpointSlice) {
 	key := svc.Namespace + "/" + svc.Name
 	isNLB := svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == annotations.NLBClass
 	name := naming.DefaultLBName(svc)
 	var mine, wrongKind []lbView
-	for _, lb := range c.clbs() {
-		if lb.tag == name {
-			if isNLB {
-				wrongKind = append(wrongKind, lb.view)
-			} else {
+	for kindNLB, lbs := range map[bool][]taggedLB{false: c.clbs(), true: c.nlbs()} {
+		for _, lb := range lbs {
+			switch {
+			case lb.tag != name:
+			case kindNLB == isNLB:
 				mine = append(mine, lb.view)
-			}
-		}
-	}
-	for _, lb := range c.nlbs() {
-		if lb.tag == name {
-			if isNLB {
-				mine = append(mine, lb.view)
-			} else {
+			default:
 				wrongKind = append(wrongKind, lb.view)
 			}
 		}
@@ -257,7 +252,7 @@ func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, slices []*d
 			c.fail(InvListeners, key, "load balancer %s has a %s listener on %d, which is no Service port", lb.id, l.protocol, port)
 		}
 	}
-	backends := service.ComputeBackends(svc, settings, nodes, slices)
+	backends := service.ComputeBackends(svc, settings, nodes, eps)
 	for _, p := range svc.Spec.Ports {
 		l, ok := lb.listeners[p.Port]
 		if !ok {
@@ -296,7 +291,7 @@ type taggedLB struct {
 
 func (c *checker) clbs() []taggedLB {
 	var out []taggedLB
-	for _, id := range sortedKeys(c.cloud.SLB.LoadBalancers) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.SLB.LoadBalancers)) {
 		lb := c.cloud.SLB.LoadBalancers[id]
 		name, _ := ours(lb.Tags)
 		v := lbView{id: id, listeners: map[int32]listenerView{}}
@@ -331,7 +326,7 @@ func (c *checker) nlbs() []taggedLB {
 		byLB[l.LoadBalancerID][int32(l.Port)] = lv
 	}
 	var out []taggedLB
-	for _, id := range sortedKeys(c.cloud.NLB.LoadBalancers) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.NLB.LoadBalancers)) {
 		name, _ := ours(c.cloud.NLB.LoadBalancers[id].Tags)
 		ls := byLB[id]
 		if ls == nil {
@@ -360,19 +355,19 @@ func (c *checker) leaks(live map[string]string) {
 		}
 		c.fail(InvNoLeak, kind+" "+id, "tagged %s=%s (cluster %s): left by %s", naming.TagKeyDefaultName, name, clusterID, owner)
 	}
-	for _, id := range sortedKeys(c.cloud.SLB.LoadBalancers) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.SLB.LoadBalancers)) {
 		check("CLB", id, c.cloud.SLB.LoadBalancers[id].Tags)
 	}
-	for _, id := range sortedKeys(c.cloud.SLB.ACLs) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.SLB.ACLs)) {
 		check("access control list", id, c.cloud.SLB.ACLs[id].Tags)
 	}
-	for _, id := range sortedKeys(c.cloud.NLB.LoadBalancers) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.NLB.LoadBalancers)) {
 		check("NLB", id, c.cloud.NLB.LoadBalancers[id].Tags)
 	}
-	for _, id := range sortedKeys(c.cloud.NLB.ServerGroups) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.NLB.ServerGroups)) {
 		check("NLB server group", id, c.cloud.NLB.ServerGroups[id].Tags)
 	}
-	for _, id := range sortedKeys(c.cloud.ECS.SecurityGroups) {
+	for _, id := range slices.Sorted(maps.Keys(c.cloud.ECS.SecurityGroups)) {
 		check("security group", id, c.cloud.ECS.SecurityGroups[id].Tags)
 	}
 }
@@ -399,12 +394,12 @@ func (c *checker) routes(nodes []*corev1.Node) {
 		got[r.DestCIDR] = append(got[r.DestCIDR], r.NextHopID)
 	}
 	c.checked["routes"] = len(want)
-	for _, cidr := range sortedKeys(want) {
+	for _, cidr := range slices.Sorted(maps.Keys(want)) {
 		if hops := got[cidr]; len(hops) != 1 || hops[0] != want[cidr] {
 			c.fail(InvRoutes, cidr, "next hops %v, want [%s]", hops, want[cidr])
 		}
 	}
-	for _, cidr := range sortedKeys(got) {
+	for _, cidr := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[cidr]; !ok {
 			c.fail(InvRoutes, cidr, "route to %v, but no Node has this podCIDR", got[cidr])
 		}
@@ -425,7 +420,7 @@ func (c *checker) tenantBorder() {
 		}
 	}
 	named := func(server, addr string) bool {
-		return server == vm || addr == ip || contains(enis, server)
+		return server == vm || addr == ip || slices.Contains(enis, server)
 	}
 	for id, g := range c.cloud.SLB.VServerGroups {
 		for _, b := range g.Backends {
@@ -463,22 +458,4 @@ func (c *checker) panics(paths []string) {
 		}
 		f.Close()
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -258,7 +260,7 @@ func (s *sentinels) snapshot() (map[string]string, error) {
 			return nil, err
 		}
 		key := r.action
-		for _, k := range sortedKeys(r.params) {
+		for _, k := range slices.Sorted(maps.Keys(r.params)) {
 			key += " " + k + "=" + r.params[k]
 		}
 		out[key] = requestID.ReplaceAllString(body, `"RequestId":""`)
@@ -269,7 +271,7 @@ func (s *sentinels) snapshot() (map[string]string, error) {
 // diffSnapshots lists the reads whose answer changed, with both answers.
 func diffSnapshots(before, after map[string]string) []string {
 	var out []string
-	for _, k := range sortedKeys(before) {
+	for _, k := range slices.Sorted(maps.Keys(before)) {
 		if before[k] != after[k] {
 			out = append(out, fmt.Sprintf("%s\n      before: %s\n      after:  %s", k, before[k], after[k]))
 		}
