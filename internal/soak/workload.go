@@ -520,8 +520,14 @@ func (w *workload) nodeChange(ctx context.Context) error {
 		inst := w.spare[i]
 		w.spare = append(w.spare[:i], w.spare[i+1:]...)
 		w.mu.Unlock()
+		if err := w.joinNode(ctx, inst); err != nil {
+			w.mu.Lock()
+			w.spare = append(w.spare, inst)
+			w.mu.Unlock()
+			return err
+		}
 		w.count("node joined")
-		return w.joinNode(ctx, inst)
+		return nil
 	case r < 0.55 && len(nodes) > 2:
 		name := nodes[w.rng.Intn(len(nodes))]
 		if err := w.e.kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
