@@ -39,7 +39,8 @@ type chaos struct {
 	failovers []time.Duration
 	exits     int
 	apiDown   time.Duration
-	windowAt  time.Duration
+	// timedOut counts the calls the timeout window held.
+	timedOut int
 	wg        sync.WaitGroup
 	ruleKinds map[string]string
 }
@@ -108,6 +109,14 @@ func (c *chaos) timeoutWindow(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+	// The rule's count goes with it: keep it for the report.
+	for _, r := range c.e.cloud.Gateway.Faults() {
+		if r.ID == id {
+			c.mu.Lock()
+			c.timedOut = r.Fired
+			c.mu.Unlock()
+		}
+	}
 	c.e.cloud.Gateway.RemoveFault(id)
 	c.log("chaos: the cloud answers again")
 	return nil
@@ -123,6 +132,11 @@ func (c *chaos) stopFaults() map[string]int {
 		fired[kind] += r.Fired
 	}
 	c.e.cloud.Gateway.ClearFaults()
+	c.mu.Lock()
+	if c.timedOut > 0 {
+		fired["timeout"] = c.timedOut
+	}
+	c.mu.Unlock()
 	return fired
 }
 
