@@ -40,7 +40,7 @@ type chaos struct {
 	exits     int
 	apiDown   time.Duration
 	// timedOut counts the calls the timeout window held.
-	timedOut int
+	timedOut  int
 	wg        sync.WaitGroup
 	ruleKinds map[string]string
 }
