@@ -41,8 +41,10 @@ type chaos struct {
 	apiDown   time.Duration
 	// timedOut counts the calls the timeout window held.
 	timedOut  int
-	wg        sync.WaitGroup
 	ruleKinds map[string]string
+	// wg tracks the delayed restarts of killed replicas (they end with
+	// the chaos phase), measuring the failover watchers (they outlive it).
+	wg, measuring sync.WaitGroup
 }
 
 func newChaos(e *env, seed int64) *chaos {
@@ -142,8 +144,12 @@ func (c *chaos) stopFaults() map[string]int {
 
 // killLeader SIGKILLs the replica holding the Lease and measures, in the
 // background, how long until another replica holds it; the killed
-// replica starts again a few seconds later, as its Pod would.
-func (c *chaos) killLeader(ctx context.Context) {
+// replica starts again a few seconds later, as its Pod would. It reports
+// false when no replica could be killed (none leads, or the Lease cannot
+// be read while the API server is away). The measurement runs under
+// measureCtx, which outlives the chaos phase, so a kill near its end is
+// still measured.
+func (c *chaos) killLeader(ctx, measureCtx context.Context) bool {
 	var leader *replica
 	for _, r := range c.e.replicas {
 		if r.leading() {
@@ -151,13 +157,13 @@ func (c *chaos) killLeader(ctx context.Context) {
 		}
 	}
 	if leader == nil {
-		c.log("chaos: no replica leads right now; no kill")
-		return
+		c.log("chaos: no replica leads right now; killing later")
+		return false
 	}
 	holder, err := c.e.leaseHolder(ctx)
 	if err != nil || holder == "" {
-		c.log("chaos: cannot read the Lease holder (%v); no kill", err)
-		return
+		c.log("chaos: cannot read the Lease holder (%v); killing later", err)
+		return false
 	}
 	leader.mu.Lock()
 	leader.ccm.Kill()
@@ -168,9 +174,14 @@ func (c *chaos) killLeader(ctx context.Context) {
 	c.mu.Unlock()
 	c.log("chaos: SIGKILLed leader replica %s (Lease holder %s)", leader.name, holder)
 	restartAfter := time.Duration(2+c.rng.Intn(6)) * time.Second
-	c.wg.Add(2)
+	c.wg.Add(1)
+	c.measuring.Add(1)
 	go func() {
-		defer c.wg.Done()
+		defer c.measuring.Done()
+		// A failover slower than this is reported as this long.
+		bound := 4*c.e.o.LeaseDuration + time.Minute
+		ctx, cancel := context.WithTimeout(measureCtx, bound)
+		defer cancel()
 		for ctx.Err() == nil {
 			if h, err := c.e.leaseHolder(ctx); err == nil && h != "" && h != holder {
 				d := time.Since(killed)
@@ -185,6 +196,10 @@ func (c *chaos) killLeader(ctx context.Context) {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
+		c.mu.Lock()
+		c.failovers = append(c.failovers, bound)
+		c.mu.Unlock()
+		c.log("chaos: no other replica took the Lease within %v of the kill", bound)
 	}()
 	go func() {
 		defer c.wg.Done()
@@ -197,6 +212,7 @@ func (c *chaos) killLeader(ctx context.Context) {
 			c.log("chaos: restart replica %s: %v", leader.name, err)
 		}
 	}()
+	return true
 }
 
 // supervise restarts a replica that exited on its own (leadership lost

@@ -172,6 +172,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	ch := newChaos(e, o.Seed+1)
+	// Addresses are watched through the settle phase: a Service created
+	// just before the chaos ended gets its address then.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.watchAddresses(watchCtx)
 	rep, err := runChaos(ctx, e, w, ch)
 	if err != nil {
 		return nil, err
@@ -198,6 +203,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep.SettleSeconds = time.Since(settleStart).Seconds()
+	stopWatch()
+	w.mu.Lock()
+	var addr []time.Duration
+	for _, d := range w.addr {
+		addr = append(addr, d)
+	}
+	rep.TimeToAddress, rep.NeverAddressed = summarize(addr), len(w.created)-len(w.addr)
+	w.mu.Unlock()
 	rep.Violations, rep.ViolationCount = violations, len(violations)
 	for _, c := range e.cloud.Counters() {
 		rep.CloudCalls += c.Calls
@@ -222,9 +235,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // phase (kills jittered by the seed), so a seed replays them in order.
 func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, error) {
 	o := e.o
+	runCtx := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go w.watchAddresses(ctx)
 	go ch.supervise(ctx)
 	if err := ch.startFaults(); err != nil {
 		return nil, err
@@ -268,7 +281,7 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	canaryDelete := o.Duration / 2
 	var timeoutDone chan struct{}
 	var apiDone chan error
-	next := 0
+	next, killDue := 0, false
 	for time.Since(start) < o.Duration {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -277,7 +290,7 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 		for next < len(events) && events[next].at <= el {
 			switch events[next].what {
 			case "kill":
-				ch.killLeader(ctx)
+				killDue = true
 			case "apiserver":
 				// The workload goes on meanwhile: its calls fail as a
 				// user's would.
@@ -291,6 +304,9 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 				}(timeoutDone)
 			}
 			next++
+		}
+		if killDue {
+			killDue = !ch.killLeader(ctx, runCtx)
 		}
 		if len(canaries) > 0 && el >= canaryDelete {
 			var left []svcRef
@@ -321,6 +337,7 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	fired := ch.stopFaults()
 	cancel()
 	ch.wg.Wait()
+	ch.measuring.Wait()
 	// The last kill's replica may still be down: the settle phase runs
 	// with every replica up.
 	for _, r := range e.replicas {
@@ -335,18 +352,13 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var addr []time.Duration
-	for _, d := range w.addr {
-		addr = append(addr, d)
-	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	rep := &Report{
 		Seed: o.Seed, Duration: o.Duration.String(), Replicas: o.Replicas,
 		Workload: Counts(w.counts), Faults: Counts(fired), Kills: ch.kills, Exits: ch.exits,
 		Failover: summarize(ch.failovers), LeaseDuration: o.LeaseDuration.String(),
-		APIServerDown: ch.apiDown.Seconds(), TimeToAddress: summarize(addr),
-		NeverAddressed: len(w.created) - len(w.addr), ChaosEndedAt: time.Now().UTC().Format(time.RFC3339),
+		APIServerDown: ch.apiDown.Seconds(), ChaosEndedAt: time.Now().UTC().Format(time.RFC3339),
 	}
 	if o.TimeoutWindow > 0 {
 		rep.TimeoutWindow = o.TimeoutWindow.String()
