@@ -107,10 +107,7 @@ func (c *chaos) timeoutWindow(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	id := c.rules[len(c.rules)-1].ID
 	c.mu.Unlock()
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	_ = sleep(ctx, d)
 	// The rule's count goes with it: keep it for the report.
 	for _, r := range c.e.cloud.Gateway.Faults() {
 		if r.ID == id {
@@ -191,10 +188,7 @@ func (c *chaos) killLeader(ctx, measureCtx context.Context) bool {
 				c.log("chaos: Lease taken by %s %v after the kill", h, d.Round(100*time.Millisecond))
 				return
 			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
+			_ = sleep(ctx, 100*time.Millisecond)
 		}
 		c.mu.Lock()
 		c.failovers = append(c.failovers, bound)
@@ -203,10 +197,8 @@ func (c *chaos) killLeader(ctx, measureCtx context.Context) bool {
 	}()
 	go func() {
 		defer c.wg.Done()
-		select {
-		case <-ctx.Done():
+		if sleep(ctx, restartAfter) != nil {
 			return
-		case <-time.After(restartAfter):
 		}
 		if err := c.e.startReplica(ctx, leader); err != nil {
 			c.log("chaos: restart replica %s: %v", leader.name, err)
@@ -219,10 +211,8 @@ func (c *chaos) killLeader(ctx, measureCtx context.Context) bool {
 // while the API server was away), as its Pod's restart policy would.
 func (c *chaos) supervise(ctx context.Context) {
 	for {
-		select {
-		case <-ctx.Done():
+		if sleep(ctx, 2*time.Second) != nil {
 			return
-		case <-time.After(2 * time.Second):
 		}
 		for _, r := range c.e.replicas {
 			r.mu.Lock()

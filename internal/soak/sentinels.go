@@ -93,10 +93,8 @@ func untilReady(ctx context.Context, fn func() error) error {
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
 		}
 	}
 }
@@ -213,10 +211,8 @@ func createSentinels(ctx context.Context, e *env) (*sentinels, error) {
 			return nil, fmt.Errorf("sentinels not stable after 90s (last error: %v)", err)
 		}
 		last = snap
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(2 * time.Second):
+		if err := sleep(ctx, 2*time.Second); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -196,10 +196,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			break
 		}
 		o.Logf("soak: %d violations still (first: %s)", len(violations), violations[0])
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Second):
+		if err := sleep(ctx, 5*time.Second); err != nil {
+			return nil, err
 		}
 	}
 	rep.SettleSeconds = time.Since(settleStart).Seconds()
@@ -320,10 +318,8 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 		}
 		w.step(ctx)
 		wait := o.StepEvery/2 + time.Duration(w.rng.Int63n(int64(o.StepEvery)+1))
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
 		}
 	}
 	if timeoutDone != nil {
@@ -367,6 +363,18 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 		rep.BuildTags = fmt.Sprint(o.BuildTags)
 	}
 	return rep, nil
+}
+
+// sleep waits d, or less when ctx ends (then it returns ctx's error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func writeJSON(path string, v any) error {

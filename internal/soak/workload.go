@@ -91,6 +91,14 @@ func newWorkload(e *env, s *sentinels, seed int64) *workload {
 	return w
 }
 
+// nextSeq numbers the next Service, so names never repeat.
+func (w *workload) nextSeq() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	return w.seq
+}
+
 func (w *workload) count(what string) {
 	w.mu.Lock()
 	w.counts[what]++
@@ -135,10 +143,8 @@ func (w *workload) waitNodes(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("Nodes not initialized after %v (last error: %v)", timeout, err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
 		}
 	}
 }
@@ -284,10 +290,7 @@ func (w *workload) newService(ns, name string, nlb bool, role string) *corev1.Se
 // create makes a CLB or NLB Service with a few random annotations, and
 // sometimes source ranges (an access control list or security group).
 func (w *workload) create(ctx context.Context) error {
-	w.mu.Lock()
-	w.seq++
-	seq := w.seq
-	w.mu.Unlock()
+	seq := w.nextSeq()
 	nlb := w.rng.Float64() < 0.4
 	ns := nsA
 	if w.rng.Intn(2) == 1 {
@@ -432,10 +435,7 @@ func (w *workload) deleteService(ctx context.Context, ref svcRef) error {
 // attack creates bad input in the attacker's namespace aimed at the
 // sentinels or at another tenant's Service.
 func (w *workload) attack(ctx context.Context) error {
-	w.mu.Lock()
-	w.seq++
-	seq := w.seq
-	w.mu.Unlock()
+	seq := w.nextSeq()
 	kinds := []string{"vgroup-sentinel", "vgroup-victim", "id-sentinel-clb", "id-sentinel-nlb", "eni-vm"}
 	kind := kinds[w.rng.Intn(len(kinds))]
 	nlb := kind == "id-sentinel-nlb"
@@ -574,10 +574,8 @@ func (w *workload) nodeChange(ctx context.Context) error {
 // create call to its first address in status.
 func (w *workload) watchAddresses(ctx context.Context) {
 	for {
-		select {
-		case <-ctx.Done():
+		if sleep(ctx, 500*time.Millisecond) != nil {
 			return
-		case <-time.After(500 * time.Millisecond):
 		}
 		list, err := w.e.kube.CoreV1().Services("").List(ctx, metav1.ListOptions{LabelSelector: labelRole + "=" + roleGood})
 		if err != nil {
