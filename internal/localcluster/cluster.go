@@ -77,9 +77,12 @@ type Cluster struct {
 
 	pki        *pki
 	stopMirror context.CancelFunc
-	procs      []*Process
-	tempDir    bool
-	keepLogs   bool
+	// apiArgs start kube-apiserver again on the same port and data
+	// (RestartAPIServer).
+	apiArgs  []string
+	procs    []*Process
+	tempDir  bool
+	keepLogs bool
 }
 
 func (o *Options) defaults() {
@@ -256,6 +259,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	if c.Options.ServiceNodePortRange != "" {
 		apiArgs = append(apiArgs, "--service-node-port-range="+c.Options.ServiceNodePortRange)
 	}
+	c.apiArgs = apiArgs
 	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), apiArgs, c.LogDir, nil)
 	if err != nil {
 		return err
@@ -399,6 +403,40 @@ func (c *Cluster) startKwok() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stopMirror = cancel
 	runKwokMirror(ctx, cs)
+	return nil
+}
+
+// RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling upgrade
+// does; SIGKILL after 5 s, since it stops serving at once but its process
+// can linger half a minute) and starts it again with the same flags, port
+// and etcd, then waits until it is ready; every client sees its
+// connections drop and its watches end meanwhile. down is how long it
+// stays stopped.
+func (c *Cluster) RestartAPIServer(ctx context.Context, down time.Duration) error {
+	i := -1
+	for k, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			i = k
+		}
+	}
+	if i < 0 {
+		return errors.New("restart kube-apiserver: not running")
+	}
+	c.Options.Logf("localcluster: restarting kube-apiserver")
+	c.procs[i].Stop(5 * time.Second)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), c.apiArgs, c.LogDir, nil)
+	if err != nil {
+		return fmt.Errorf("restart kube-apiserver: %w", err)
+	}
+	c.procs[i] = api
+	if err := c.waitReady(ctx, api); err != nil {
+		return fmt.Errorf("restart kube-apiserver: %w", err)
+	}
 	return nil
 }
 

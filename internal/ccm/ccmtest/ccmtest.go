@@ -36,25 +36,33 @@ var (
 // Binary builds cmd/cloud-controller-manager once per test binary and
 // returns its path.
 func Binary() (string, error) {
-	buildOnce.Do(func() {
-		root, err := localcluster.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "ccm-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "cloud-controller-manager")
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/cloud-controller-manager")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build cloud-controller-manager: %v\n%s", err, out)
-		}
-	})
+	buildOnce.Do(func() { buildPath, buildErr = BuildBinary() })
 	return buildPath, buildErr
+}
+
+// BuildBinary builds cmd/cloud-controller-manager with the given build
+// tags (e.g. soakbug, which the soak must catch) into a new temp dir and
+// returns its path.
+func BuildBinary(tags ...string) (string, error) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "ccm-bin-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "cloud-controller-manager")
+	args := []string{"build", "-o", path}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, "./cmd/cloud-controller-manager")...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build cloud-controller-manager (tags %v): %v\n%s", tags, err, out)
+	}
+	return path, nil
 }
 
 // Cloud is the seeded emulated cloud of one test.

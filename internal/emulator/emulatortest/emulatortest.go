@@ -203,34 +203,64 @@ func (env *Env) ENIAddresses(id string) ([]string, error) {
 // VPC returns an official VPC client pointed at the emulator.
 func (env *Env) VPC(t testing.TB) *vpc.Client {
 	t.Helper()
-	c, err := vpc.NewClientWithOptions(env.Region, env.config(), env.cred())
+	c, err := env.NewVPC()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Domain = env.Endpoint
 	return c
+}
+
+// NewVPC returns an official VPC client pointed at the emulator, for code
+// that runs outside a test (the soak).
+func (env *Env) NewVPC() (*vpc.Client, error) {
+	c, err := vpc.NewClientWithOptions(env.Region, env.config(), env.cred())
+	if err != nil {
+		return nil, err
+	}
+	c.Domain = env.Endpoint
+	return c, nil
 }
 
 // SLB returns an official SLB client pointed at the emulator.
 func (env *Env) SLB(t testing.TB) *slb.Client {
 	t.Helper()
-	c, err := slb.NewClientWithOptions(env.Region, env.config(), env.cred())
+	c, err := env.NewSLB()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Domain = env.Endpoint
 	return c
+}
+
+// NewSLB returns an official SLB client pointed at the emulator, for code
+// that runs outside a test (the soak).
+func (env *Env) NewSLB() (*slb.Client, error) {
+	c, err := slb.NewClientWithOptions(env.Region, env.config(), env.cred())
+	if err != nil {
+		return nil, err
+	}
+	c.Domain = env.Endpoint
+	return c, nil
 }
 
 // NLB returns an official NLB client pointed at the emulator.
 func (env *Env) NLB(t testing.TB) *nlb.Client {
 	t.Helper()
-	c, err := nlb.NewClientWithOptions(env.Region, env.config(), env.cred())
+	c, err := env.NewNLB()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Domain = env.Endpoint
 	return c
+}
+
+// NewNLB returns an official NLB client pointed at the emulator, for code
+// that runs outside a test (the soak).
+func (env *Env) NewNLB() (*nlb.Client, error) {
+	c, err := nlb.NewClientWithOptions(env.Region, env.config(), env.cred())
+	if err != nil {
+		return nil, err
+	}
+	c.Domain = env.Endpoint
+	return c, nil
 }
 
 // URL returns the emulator's base URL, e.g. for the control API
