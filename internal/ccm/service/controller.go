@@ -227,8 +227,16 @@ func New(opts Options) (*Controller, error) {
 	}, opts.ResyncPeriod); err != nil {
 		return nil, fmt.Errorf("service controller: watch Services: %w", err)
 	}
-	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.nodeChanged(nil, obj) },
+	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			// The Nodes of the first listing are no change: every Service
+			// is queued by its own first listing and reads the synced Node
+			// cache then. Batched, they would queue every Service again a
+			// window later, a second backend pass each after a restart.
+			if !initial {
+				c.nodeChanged(nil, obj)
+			}
+		},
 		UpdateFunc: c.nodeChanged,
 		DeleteFunc: func(obj any) { c.nodeChanged(obj, nil) },
 	}); err != nil {
