@@ -90,6 +90,43 @@ func TestIndexMissesRefreshAtMostOncePerInterval(t *testing.T) {
 	}
 }
 
+// TestShortCacheTTLRelistsForAHit: with MaxAge below MinRefreshInterval
+// (--instance-cache-ttl=1s), a hit on a listing older than MaxAge but
+// younger than the refresh interval lists again and answers from it. It
+// used to wait only for the miss bound, which the old listing met, and
+// spin forever: the node lifecycle controller's goroutine never came back.
+func TestShortCacheTTLRelistsForAHit(t *testing.T) {
+	now := time.Unix(1000, 0)
+	f := &fakeLister{list: []Instance{{ID: "i-a", Status: "Running"}}}
+	x := NewIndex(f, "vpc-1")
+	x.MaxAge = time.Second
+	x.now = func() time.Time { return now }
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if in, err := x.ByID(ctx, "i-a"); err != nil || in == nil {
+		t.Fatalf("i-a: %v %v", in, err)
+	}
+	f.mu.Lock()
+	f.list[0].Status = "Stopped"
+	f.mu.Unlock()
+	now = now.Add(1500 * time.Millisecond)
+	var in *Instance
+	var err error
+	done := make(chan struct{})
+	go func() { in, err = x.ByID(ctx, "i-a"); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lookup did not come back in 5 s (it spins without listing)")
+	}
+	if err != nil || in == nil || in.Status != "Stopped" {
+		t.Fatalf("after 1.5 s with a 1 s cache: %+v %v; want the relisted, stopped instance", in, err)
+	}
+	if n := f.calls.Load(); n != 2 {
+		t.Fatalf("%d listings, want 2", n)
+	}
+}
+
 // TestFreshLookupSeesInstancesCreatedAfterTheListing: a plain miss on a
 // young listing says "no such instance" (cheap, for lookups), but under
 // Fresh — used before deleting a Node — a listing begun after the miss

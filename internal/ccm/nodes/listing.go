@@ -75,7 +75,15 @@ func lookupIn[T, R any](ctx context.Context, l *sharedListing[T], hitSince, miss
 					"listing", l.what, "listedAt", listedAt, "since", missSince)
 			}
 		}
-		if err := l.await(ctx, missSince); err != nil {
+		// A listing too old for a hit must be replaced by one new enough
+		// for either answer: waiting only for missSince returned at once
+		// when the hit bound was the later (a cache TTL below the refresh
+		// interval), and the lookup spun without ever listing.
+		need := missSince
+		if listedAt.IsZero() || listedAt.Before(hitSince) {
+			need = latest(hitSince, missSince)
+		}
+		if err := l.await(ctx, need); err != nil {
 			var zero R
 			return zero, false, err
 		}
