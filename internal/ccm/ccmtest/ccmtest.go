@@ -365,3 +365,13 @@ func nodeReady(n *corev1.Node) bool {
 	}
 	return false
 }
+
+// ZoneMaps are the zone:vSwitch pairs of doc's first VPC, as an NLB
+// Service's zone-maps annotation names them.
+func ZoneMaps(doc *api.Seed) []string {
+	var out []string
+	for _, v := range doc.VPCs[0].VSwitches {
+		out = append(out, v.ZoneID+":"+v.ID)
+	}
+	return out
+}

@@ -177,10 +177,7 @@ func TestWayBack(t *testing.T) {
 func checkNLBWayBack(t *testing.T, c *ccmtest.CCM) {
 	ctx := context.Background()
 	cs := kube(t)
-	var zones []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zones = append(zones, v.ZoneID+":"+v.ID)
-	}
+	zones := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	class := theirNLBClass
 	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "back-nlb", Namespace: "default", Annotations: map[string]string{theirZoneMaps: strings.Join(zones, ",")}},

@@ -185,10 +185,7 @@ func TestScaleAndRestart(t *testing.T) {
 	if took > 60*time.Second {
 		t.Errorf("took %v, want under 60s", took)
 	}
-	var zoneMaps []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	for i := range nlbServices {
 		n := fmt.Sprintf("scale-nlb-%02d", i)
 		svc := newService(svcSpec{name: n, ports: []int32{80, 443}, annotations: map[string]string{annotations.Key("zone-maps"): strings.Join(zoneMaps, ",")}})

@@ -230,10 +230,7 @@ func clusterNetwork(t *testing.T) (string, []string) {
 	if len(resp.Instances.Instance) != 1 {
 		t.Fatalf("instance %s not found", instances[nodeNames[0]])
 	}
-	var zones []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zones = append(zones, v.ZoneID+":"+v.ID)
-	}
+	zones := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	return resp.Instances.Instance[0].VpcAttributes.VpcId, zones
 }
 

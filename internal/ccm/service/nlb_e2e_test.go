@@ -27,10 +27,7 @@ func nlbClient(t *testing.T) *nlb.Client {
 // group of every Node per port, its DNS name in status and the NLB
 // finalizer; deleting the Service deletes the NLB.
 func TestNLBServiceThroughTheController(t *testing.T) {
-	var zoneMaps []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	const name = "nlb-web"
 	seq := lastSeq()
 	svc := newService(svcSpec{name: name, ports: []int32{80, 443}, annotations: map[string]string{

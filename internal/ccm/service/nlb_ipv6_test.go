@@ -116,10 +116,7 @@ func nlbGroup(ctx context.Context, t *testing.T, lbID string) (id, version strin
 // of a group cannot change).
 func TestNLBBackendIPVersion(t *testing.T) {
 	v4, v6 := nodeAddresses(t)
-	var zoneMaps []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	const name = "nlb-ipv6"
 	key := annotations.Key("backend-ip-version")
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{

@@ -22,10 +22,7 @@ import (
 
 // nlbZoneMaps is a zone-maps value over the seeded vSwitches.
 func nlbZoneMaps() string {
-	var zoneMaps []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	return strings.Join(zoneMaps, ",")
 }
 

@@ -83,10 +83,7 @@ func readinessGate(t *testing.T, kind string, nodes []string, backendIPs func(*t
 	gate := service.ReadinessGate(name)
 	spec := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.BackendTypeKey: "eni"}})
 	if kind == "nlb" {
-		var zoneMaps []string
-		for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-			zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-		}
+		zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 		spec.Annotations[annotations.Key("zone-maps")] = strings.Join(zoneMaps, ",")
 		spec.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
 	}

@@ -241,10 +241,7 @@ func TestCLBSourceRanges(t *testing.T) {
 // the group.
 func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	t.Parallel()
-	var zoneMaps []string
-	for _, v := range ccmtest.SeedDoc(ccmtest.SeedSpec{}).VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps := ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{}))
 	const name = "nlb-src-ranges"
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{
 		annotations.Key("zone-maps"): strings.Join(zoneMaps, ","),

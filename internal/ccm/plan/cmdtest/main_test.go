@@ -49,9 +49,7 @@ func setup() error {
 		return err
 	}
 	doc := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "plancmd-"})
-	for _, v := range doc.VPCs[0].VSwitches {
-		zoneMaps = append(zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	zoneMaps = ccmtest.ZoneMaps(doc)
 	ids, err := cloud.Seed(doc)
 	if err != nil {
 		return err

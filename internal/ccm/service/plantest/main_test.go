@@ -55,9 +55,7 @@ func setup() error {
 	}
 	doc := ccmtest.SeedDoc(ccmtest.SeedSpec{Instances: nodeCount + 1, NamePrefix: "plan-"})
 	seeded = &seedInfo{}
-	for _, v := range doc.VPCs[0].VSwitches {
-		seeded.zoneMaps = append(seeded.zoneMaps, v.ZoneID+":"+v.ID)
-	}
+	seeded.zoneMaps = ccmtest.ZoneMaps(doc)
 	ids, err := cloud.Seed(doc)
 	if err != nil {
 		return err
