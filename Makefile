@@ -57,12 +57,19 @@ unit:
 # ALICLOUD_TEST_RUN marks every process this run starts (they inherit it),
 # so that the orphan check flags those only, not a sandbox running beside.
 test: export ALICLOUD_TEST_RUN := $(shell date +%s%N)-$(shell echo $$PPID)
+# The tests get a temp dir of their own (TMPDIR): after a passing run it
+# must be empty, and it is removed; after a failing one it is kept, as it
+# holds the failed tests' component logs.
 test: controlplane helm fmt-check
-	@echo "==> go test (unit + integration; each test binary starts its own local cluster when it needs one)"
-	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./...
-	@$(MAKE) --no-print-directory race
-	@echo "==> checking that no process started by the tests is left running"
-	@hack/check-no-orphans.sh
+	@set -e; tmp="$$(mktemp -d "$${TMPDIR:-/tmp}/alicloud-test.XXXXXX")"; export TMPDIR="$$tmp"; \
+	keep() { echo "==> tests failed; their temp files are kept in $$tmp"; exit 1; }; \
+	echo "==> go test (unit + integration; each test binary starts its own local cluster when it needs one)"; \
+	echo "$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./..."; \
+	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) ./... || keep; \
+	$(MAKE) --no-print-directory race || keep; \
+	echo "==> checking that no process started by the tests is left running"; \
+	hack/check-no-orphans.sh; \
+	hack/check-no-leftovers.sh "$$tmp"
 
 ## screenshots: rewrite docs/images/console-*.png from the web console's browser test (needs Chromium)
 screenshots:

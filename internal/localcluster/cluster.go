@@ -445,7 +445,8 @@ func (c *Cluster) Clientset() (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(c.RESTConfig)
 }
 
-// KeepLogs keeps the working directory on Stop, e.g. after a failed test.
+// KeepLogs keeps the working directory (without etcd data) on Stop, e.g.
+// after a failed test.
 func (c *Cluster) KeepLogs() { c.keepLogs = true }
 
 // LogPaths lists the component log files.
@@ -479,6 +480,10 @@ func (c *Cluster) Stop() {
 	c.procs = nil
 	if c.tempDir && !c.keepLogs {
 		_ = os.RemoveAll(c.Dir)
+	} else if c.tempDir {
+		// A failed run keeps its logs for reading, not etcd's ~60 MB of
+		// data: kept runs add up in /tmp.
+		_ = os.RemoveAll(filepath.Join(c.Dir, "etcd"))
 	}
 }
 

@@ -41,19 +41,38 @@ func Binary() (string, error) {
 }
 
 // BuildBinary builds cmd/cloud-controller-manager with the given build
-// tags (e.g. soakbug, which the soak must catch) into a new temp dir and
-// returns its path.
+// tags (e.g. soakbug, which the soak must catch) and returns its path.
+//
+// The binary goes to one path per tag set under the repository's .cache
+// (ignored by git), not to a new temp dir: test binaries exit without a
+// cleanup hook when killed, and a 150 MB binary left in /tmp per test
+// binary and run once filled the disk. Each build writes a file of its
+// own and renames it over the path, so test binaries building at the same
+// time never see a half-written file and a running process keeps the
+// inode it started from.
 func BuildBinary(tags ...string) (string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "ccm-bin-")
-	if err != nil {
-		return "", err
+	dir := filepath.Join(root, ".cache", "test-bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("test binary dir: %w", err)
 	}
-	path := filepath.Join(dir, "cloud-controller-manager")
-	args := []string{"build", "-o", path}
+	name := "cloud-controller-manager"
+	if len(tags) > 0 {
+		name += "-" + strings.Join(tags, "-")
+	}
+	path := filepath.Join(dir, name)
+	// go build refuses to overwrite a file it did not write, so the
+	// build's own file lives in a fresh dir next to the path.
+	tmpDir, err := os.MkdirTemp(dir, name+".build-")
+	if err != nil {
+		return "", fmt.Errorf("test binary: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, name)
+	args := []string{"build", "-o", tmp}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
@@ -61,6 +80,9 @@ func BuildBinary(tags ...string) (string, error) {
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build cloud-controller-manager (tags %v): %v\n%s", tags, err, out)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("test binary: %w", err)
 	}
 	return path, nil
 }
