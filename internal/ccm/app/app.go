@@ -24,6 +24,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
 )
@@ -235,6 +236,10 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
 	fs.Float64Var(&o.CloudProductQPS, "cloud-api-product-qps", o.CloudProductQPS, "Starting and highest Alibaba Cloud API call rate per second of each product, all actions together, and the highest rate of any action. It is lowered only when the cloud throttles the account's product scope (Throttling.User); each action's own quota is found per action.")
 	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls per product and per action at their starting rate (smaller while throttled, at most half an advertised quota).")
 	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
+	fs.DurationVar(&o.NodeBatchWindow, "node-batch-window", o.NodeBatchWindow,
+		"How quiet Node changes must be before the load balancer backends they move are updated, so that Nodes joining or leaving about a second apart reach each backend group in one write. 0: update at once.")
+	fs.DurationVar(&o.NodeBatchMaxWait, "node-batch-max-wait", o.NodeBatchMaxWait,
+		"Longest a Node change waits for --node-batch-window while other Node changes keep coming. 0: no bound.")
 	fs.BoolVar(useVPCEndpoints, useVPCEndpointsFlag, *useVPCEndpoints,
 		"true: --network=vpc (the default); false: --network=public. Older than --network, which wins when both are given and must then agree.")
 	fs.BoolVar(&o.SkipDisableSourceDestCheck, "skip-disable-source-dest-check", o.SkipDisableSourceDestCheck,
@@ -246,7 +251,8 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
 // defaultProviderOptions are the provider settings before flags, shared
 // by the CCM and its plan command.
 func defaultProviderOptions() provider.Options {
-	return provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second}
+	return provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second,
+		NodeBatchWindow: service.DefaultNodeBatchWindow, NodeBatchMaxWait: service.DefaultNodeBatchMaxWait}
 }
 
 // controllers are the upstream node controllers plus ours; the generic

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"os"
@@ -104,5 +106,17 @@ func newServiceController(cloud *provider.Cloud, client kubernetes.Interface, fa
 		Workers:     cloud.ServiceWorkers(workersFlag),
 		ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
 		ReusePolicy: c.LoadBalancerReuse,
+		// A 0s flag means off; the controller's zero means its default.
+		NodeBatchWindow:  nonZero(cloud.Options.NodeBatchWindow),
+		NodeBatchMaxWait: nonZero(cloud.Options.NodeBatchMaxWait),
 	})
+}
+
+// nonZero maps an explicit 0s flag to the negative "off" of the service
+// controller's options, where zero means the default.
+func nonZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

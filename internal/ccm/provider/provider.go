@@ -48,6 +48,10 @@ type Options struct {
 	CloudBurst int
 	// InstanceCacheTTL is how long an instance listing answers node lookups.
 	InstanceCacheTTL time.Duration
+	// NodeBatchWindow and NodeBatchMaxWait are the service controller's
+	// coalescing of Node changes (--node-batch-window,
+	// --node-batch-max-wait; zero: its defaults).
+	NodeBatchWindow, NodeBatchMaxWait time.Duration
 	// LegacyDefaultClusterID lets a cloud-config without clusterID use the
 	// existing CCM's default "clusterid" instead of failing
 	// (--legacy-default-cluster-id).

@@ -115,10 +115,12 @@ type Options struct {
 	ENIs ENILookup
 	// ReusePolicy is cloud-config loadBalancerReuse (ReuseAny by default).
 	ReusePolicy string
-	// NodeBatchWindow is how long the Services Node changes move are
-	// gathered before they are queued (DefaultNodeBatchWindow by default;
-	// negative: queued at once).
-	NodeBatchWindow time.Duration
+	// NodeBatchWindow is how quiet Node changes must be before the
+	// Services they move are queued (DefaultNodeBatchWindow by default;
+	// negative: queued at once); NodeBatchMaxWait bounds how long a
+	// batch stays open (DefaultNodeBatchMaxWait by default; negative: no
+	// bound).
+	NodeBatchWindow, NodeBatchMaxWait time.Duration
 }
 
 // Controller reconciles Services of type LoadBalancer with the cloud.
@@ -202,6 +204,9 @@ func New(opts Options) (*Controller, error) {
 	if opts.NodeBatchWindow == 0 {
 		opts.NodeBatchWindow = DefaultNodeBatchWindow
 	}
+	if opts.NodeBatchMaxWait == 0 {
+		opts.NodeBatchMaxWait = DefaultNodeBatchMaxWait
+	}
 	opts.ClusterID = naming.ClusterID(opts.ClusterID)
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
@@ -219,7 +224,7 @@ func New(opts Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 		conflicts: workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.ConfiguringRetry, opts.MaxConfiguringRetry),
 	}
-	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, clock: clock.RealClock{}, add: c.queue.Add}
+	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.enqueueService(obj) },
 		UpdateFunc: c.serviceUpdated,

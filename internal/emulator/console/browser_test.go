@@ -83,6 +83,9 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile),
+		// Chromium leaves a temp file behind in TMPDIR; in the profile
+		// dir it goes when the profile does.
+		chromedp.Env("TMPDIR="+profile),
 		chromedp.WindowSize(1280, 900),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
