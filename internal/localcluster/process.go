@@ -21,6 +21,8 @@ type Process struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	err     error
+	// exitedAt is when Wait returned (zero while running).
+	exitedAt time.Time
 }
 
 // StartProcess runs bin with args and extra environment, its output
@@ -48,7 +50,7 @@ func StartProcess(name, bin string, args []string, logDir string, env []string) 
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
-		p.err = err
+		p.err, p.exitedAt = err, time.Now()
 		p.mu.Unlock()
 		close(p.done)
 	}()
@@ -65,6 +67,13 @@ func (p *Process) Exited() (bool, error) {
 	default:
 		return false, nil
 	}
+}
+
+// ExitedAt is when the process was seen to end; zero while it runs.
+func (p *Process) ExitedAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitedAt
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after grace.

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -40,6 +42,8 @@ const (
 	InvNoPanic      = "no panic in CCM logs"
 	InvSentinels    = "sentinels unchanged"
 	InvTenantBorder = "no backend outside the cluster"
+	InvSourceRanges = "source ranges admit exactly their addresses"
+	InvOnlyLeader   = "only the leader writes"
 )
 
 // Violation is one broken invariant with the evidence that shows it.
@@ -174,6 +178,7 @@ func check(ctx context.Context, e *env, s *sentinels, owners map[string]string) 
 		c.checked["sentinel reads"] = len(after)
 	}
 	c.panics(e.logPaths())
+	c.onlyLeader(e.writes())
 	sort.SliceStable(c.out, func(i, j int) bool {
 		if c.out[i].Invariant != c.out[j].Invariant {
 			return c.out[i].Invariant < c.out[j].Invariant
@@ -205,7 +210,16 @@ type lbView struct {
 type listenerView struct {
 	protocol string
 	members  []string
+	// admits tells whether the listener lets a client address through,
+	// and why, from the cloud's own access control: the CLB listener's
+	// access control list, the NLB's security groups.
+	admits func(netip.Addr) (bool, string)
 }
+
+// probes are client addresses the source-range check sends "through"
+// each listener: one inside each range the workload uses, one outside
+// every range.
+var probes = []netip.Addr{netip.MustParseAddr("10.1.2.3"), netip.MustParseAddr("172.16.5.6"), netip.MustParseAddr("203.0.113.9")}
 
 // service checks one Service that must have converged.
 func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, eps []*discoveryv1.EndpointSlice) {
@@ -264,6 +278,7 @@ func (c *checker) service(svc *corev1.Service, nodes []*corev1.Node, eps []*disc
 		if l.protocol != want[p.Port] {
 			c.fail(InvListeners, key, "listener %d of %s is %s, want %s", p.Port, lb.id, l.protocol, want[p.Port])
 		}
+		c.sourceRanges(key, lb.id, p.Port, svc.Spec.LoadBalancerSourceRanges, l)
 		var exp []string
 		for _, t := range backends[p.Port] {
 			exp = append(exp, fmt.Sprintf("%s:%d", t.InstanceID, t.Port))
@@ -296,7 +311,7 @@ func (c *checker) clbs() []taggedLB {
 		name, _ := ours(lb.Tags)
 		v := lbView{id: id, listeners: map[int32]listenerView{}}
 		for _, l := range lb.Listeners {
-			lv := listenerView{protocol: strings.ToLower(l.Protocol)}
+			lv := listenerView{protocol: strings.ToLower(l.Protocol), admits: c.clbACL(l.Config)}
 			if g := c.cloud.SLB.VServerGroups[l.VServerGroupID]; g != nil {
 				for _, b := range g.Backends {
 					lv.members = append(lv.members, fmt.Sprintf("%s:%d", b.ServerID, b.Port))
@@ -327,10 +342,16 @@ func (c *checker) nlbs() []taggedLB {
 	}
 	var out []taggedLB
 	for _, id := range slices.Sorted(maps.Keys(c.cloud.NLB.LoadBalancers)) {
-		name, _ := ours(c.cloud.NLB.LoadBalancers[id].Tags)
+		lb := c.cloud.NLB.LoadBalancers[id]
+		name, _ := ours(lb.Tags)
 		ls := byLB[id]
 		if ls == nil {
 			ls = map[int32]listenerView{}
+		}
+		admits := c.securityGroups(lb.SecurityGroupIDs)
+		for port, lv := range ls {
+			lv.admits = admits
+			ls[port] = lv
 		}
 		out = append(out, taggedLB{tag: name, view: lbView{id: id, listeners: ls}})
 	}
@@ -458,4 +479,187 @@ func (c *checker) panics(paths []string) {
 		}
 		f.Close()
 	}
+}
+
+// sourceRanges checks that the listener admits a probe exactly when the
+// Service's loadBalancerSourceRanges contain it (every probe when there
+// are none).
+func (c *checker) sourceRanges(key, lbID string, port int32, ranges []string, l listenerView) {
+	if l.admits == nil {
+		return
+	}
+	var prefixes []netip.Prefix
+	for _, r := range ranges {
+		p, err := netip.ParsePrefix(r)
+		if err != nil {
+			// The workload writes valid ranges only; an invalid one
+			// freezes the cloud side, which this check cannot judge.
+			return
+		}
+		prefixes = append(prefixes, p.Masked())
+	}
+	for _, a := range probes {
+		want := len(prefixes) == 0 || slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) })
+		c.checked["source-range probes"]++
+		if got, why := l.admits(a); got != want {
+			c.fail(InvSourceRanges, key, "listener %d of %s admits %s: %v (%s), want %v for source ranges %v", port, lbID, a, got, why, want, ranges)
+		}
+	}
+}
+
+// clbACL is a CLB listener's access control: with AclStatus on, a white
+// list admits its entries only and a black list all but its entries.
+func (c *checker) clbACL(cfg map[string]string) func(netip.Addr) (bool, string) {
+	return func(a netip.Addr) (bool, string) {
+		if cfg["AclStatus"] != "on" {
+			return true, "access control off"
+		}
+		id := cfg["AclId"]
+		acl := c.cloud.SLB.ACLs[id]
+		if acl == nil {
+			return false, "access control on with the missing list " + id
+		}
+		in := slices.ContainsFunc(acl.Entries, func(e slb.ACLEntry) bool {
+			p, err := netip.ParsePrefix(e.Entry)
+			return err == nil && p.Contains(a)
+		})
+		if cfg["AclType"] == "black" {
+			return !in, fmt.Sprintf("black list %s, listed: %v", id, in)
+		}
+		return in, fmt.Sprintf("white list %s, listed: %v", id, in)
+	}
+}
+
+// securityGroups is an NLB's access control by its security groups'
+// ingress rules: the matching rule of highest priority (lowest number)
+// decides, drop before accept at the same priority; no group admits
+// everything, groups without a matching rule nothing.
+func (c *checker) securityGroups(ids []string) func(netip.Addr) (bool, string) {
+	return func(a netip.Addr) (bool, string) {
+		if len(ids) == 0 {
+			return true, "no security group"
+		}
+		var best *ecs.Rule
+		bestGroup := ""
+		for _, id := range ids {
+			g := c.cloud.ECS.SecurityGroups[id]
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Rules {
+				if r.Direction != "ingress" {
+					continue
+				}
+				src := r.SourceCidrIP
+				if a.Is6() {
+					src = r.Ipv6SourceCidrIP
+				}
+				p, err := netip.ParsePrefix(src)
+				if err != nil || !p.Contains(a) {
+					continue
+				}
+				if best == nil || priority(r) < priority(best) || (priority(r) == priority(best) && strings.EqualFold(r.Policy, "drop")) {
+					best, bestGroup = r, id
+				}
+			}
+		}
+		if best == nil {
+			return false, fmt.Sprintf("no rule of %v matches", ids)
+		}
+		return strings.EqualFold(best.Policy, "accept"), fmt.Sprintf("%s rule %s of %s at priority %s", best.Policy, best.SourceCidrIP, bestGroup, best.Priority)
+	}
+}
+
+// priority is a rule's priority number; unset means 1, as in the API.
+func priority(r *ecs.Rule) int {
+	n, err := strconv.Atoi(r.Priority)
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+// write is one cloud write a replica made.
+type write struct {
+	seq     uint64
+	at      time.Time
+	replica string
+	action  string
+}
+
+// replicaWrites is what the only-the-leader check reads: every write of
+// the replicas in arrival order, when each replica's processes ended, and
+// whether the request log kept every call.
+type replicaWrites struct {
+	writes []write
+	ends   map[string][]time.Time
+	// overflowed is set when the request log dropped calls.
+	overflowed bool
+}
+
+// writes collects the replicas' cloud writes from the emulator's request
+// log and their processes' ends.
+func (e *env) writes() replicaWrites {
+	out := replicaWrites{ends: map[string][]time.Time{}}
+	byKey := map[string]string{}
+	for _, r := range e.replicas {
+		byKey[r.keyID] = r.name
+		r.mu.Lock()
+		for _, p := range r.procs {
+			if at := p.ExitedAt(); !at.IsZero() {
+				out.ends[r.name] = append(out.ends[r.name], at)
+			}
+		}
+		r.mu.Unlock()
+	}
+	recs := e.cloud.Requests()
+	out.overflowed = len(recs) > 0 && recs[0].Seq > 1
+	for _, rec := range recs {
+		name, ok := byKey[rec.AccessKeyID]
+		if !ok || api.IsReadOnlyAction(rec.Action) {
+			continue
+		}
+		out.writes = append(out.writes, write{seq: rec.Seq, at: rec.Time, replica: name, action: rec.Product + " " + rec.Action})
+	}
+	sort.Slice(out.writes, func(i, j int) bool { return out.writes[i].seq < out.writes[j].seq })
+	return out
+}
+
+// handoverSlack is how far a process's recorded end may lie from the
+// writes around a handover: a call sent just before a SIGKILL arrives
+// just after it, and the end is recorded when the parent's Wait returns.
+const handoverSlack = time.Second
+
+// onlyLeader reports a write by one replica after another replica wrote
+// while that other one's process lived on: writers may change only when
+// the previous writer's process has ended, as the Lease allows one leader
+// and a leader that loses it exits.
+func (c *checker) onlyLeader(w replicaWrites) {
+	if w.overflowed {
+		c.fail(InvOnlyLeader, "request log", "the emulator's request log dropped calls; raise its size so that every write can be checked")
+		return
+	}
+	c.checked["writes by replica"] = len(w.writes)
+	for i := 1; i < len(w.writes); i++ {
+		prev, cur := w.writes[i-1], w.writes[i]
+		if prev.replica == cur.replica {
+			continue
+		}
+		c.checked["writer handovers"]++
+		ended := slices.ContainsFunc(w.ends[prev.replica], func(e time.Time) bool {
+			return !e.Before(prev.at.Add(-handoverSlack)) && !e.After(cur.at.Add(handoverSlack))
+		})
+		if !ended {
+			c.fail(InvOnlyLeader, "replica "+cur.replica, "wrote %s at %s (call %d) after replica %s wrote %s at %s (call %d), and no process of %s ended in between (ends %v)",
+				cur.action, cur.at.Format("15:04:05.000"), cur.seq, prev.replica, prev.action, prev.at.Format("15:04:05.000"), prev.seq, prev.replica, fmtTimes(w.ends[prev.replica]))
+		}
+	}
+}
+
+func fmtTimes(ts []time.Time) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Format("15:04:05.000"))
+	}
+	return out
 }

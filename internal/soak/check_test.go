@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,4 +123,86 @@ func TestCheckPanics(t *testing.T) {
 	c := newChecker(&cloudState{})
 	c.panics([]string{log})
 	wantViolations(t, c, "ccm.log:2: E1126 runtime.go:79] Observed a panic", "ccm.log:3: panic: boom")
+}
+
+// TestCheckOnlyLeader: writers may change only across an end of the
+// previous writer's process.
+func TestCheckOnlyLeader(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	w := func(seq uint64, s float64, replica string) write {
+		return write{seq: seq, at: at(s), replica: replica, action: "slb CreateLoadBalancer"}
+	}
+	for _, tc := range []struct {
+		name string
+		in   replicaWrites
+		want []string
+	}{
+		{"one writer", replicaWrites{writes: []write{w(1, 0, "a"), w(2, 1, "a")}}, nil},
+		{"handover across a kill", replicaWrites{writes: []write{w(1, 0, "a"), w(2, 20, "b"), w(3, 21, "b")}, ends: map[string][]time.Time{"a": {at(1)}}}, nil},
+		{"a call in flight at the kill arrives after it", replicaWrites{writes: []write{w(1, 5.3, "a"), w(2, 20, "b")}, ends: map[string][]time.Time{"a": {at(5)}}}, nil},
+		{"split brain: both write, nobody ended", replicaWrites{writes: []write{w(1, 0, "a"), w(2, 1, "b"), w(3, 2, "a")}},
+			[]string{"replica b: wrote slb CreateLoadBalancer at 12:00:01.000 (call 2) after replica a wrote", "replica a: wrote slb CreateLoadBalancer at 12:00:02.000 (call 3) after replica b wrote"}},
+		{"an end long before the last write does not count", replicaWrites{writes: []write{w(1, 30, "a"), w(2, 40, "b")}, ends: map[string][]time.Time{"a": {at(10)}}},
+			[]string{"replica b: wrote"}},
+		{"the log dropped calls", replicaWrites{overflowed: true}, []string{"request log dropped calls"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newChecker(&cloudState{})
+			c.onlyLeader(tc.in)
+			wantViolations(t, c, tc.want...)
+		})
+	}
+}
+
+// TestCheckSourceRanges: a listener must admit the probes inside the
+// Service's ranges and no other, by its CLB access control list or its
+// NLB's security groups.
+func TestCheckSourceRanges(t *testing.T) {
+	st := &cloudState{
+		SLB: slb.State{ACLs: map[string]*slb.ACL{
+			"acl-a":  {ID: "acl-a", Entries: []slb.ACLEntry{{Entry: "10.0.0.0/8"}}},
+			"acl-ab": {ID: "acl-ab", Entries: []slb.ACLEntry{{Entry: "10.0.0.0/8"}, {Entry: "172.16.0.0/12"}}},
+		}},
+		ECS: ecs.State{SecurityGroups: map[string]*ecs.SecurityGroup{
+			"sg-a": {ID: "sg-a", Rules: []*ecs.Rule{
+				{Direction: "ingress", Policy: "accept", Priority: "1", SourceCidrIP: "10.0.0.0/8"},
+				{Direction: "ingress", Policy: "drop", Priority: "100", SourceCidrIP: "0.0.0.0/0"},
+			}},
+			"sg-open": {ID: "sg-open", Rules: []*ecs.Rule{{Direction: "ingress", Policy: "accept", Priority: "100", SourceCidrIP: "0.0.0.0/0"}}},
+		}},
+	}
+	for _, tc := range []struct {
+		name   string
+		ranges []string
+		clb    map[string]string
+		sgs    []string
+		want   []string
+	}{
+		{"CLB no ranges, access control off", nil, map[string]string{"AclStatus": "off"}, nil, nil},
+		{"CLB white list of the ranges", []string{"10.0.0.0/8"}, map[string]string{"AclStatus": "on", "AclType": "white", "AclId": "acl-a"}, nil, nil},
+		{"CLB list still has a removed range", []string{"10.0.0.0/8"}, map[string]string{"AclStatus": "on", "AclType": "white", "AclId": "acl-ab"}, nil,
+			[]string{"admits 172.16.5.6: true (white list acl-ab, listed: true), want false"}},
+		{"CLB ranges but access control off", []string{"10.0.0.0/8"}, map[string]string{"AclStatus": "off"}, nil,
+			[]string{"admits 172.16.5.6: true", "admits 203.0.113.9: true"}},
+		{"CLB ranges removed, list still on", nil, map[string]string{"AclStatus": "on", "AclType": "white", "AclId": "acl-a"}, nil,
+			[]string{"admits 172.16.5.6: false", "admits 203.0.113.9: false"}},
+		{"NLB group of the ranges", []string{"10.0.0.0/8"}, nil, []string{"sg-a"}, nil},
+		{"NLB no ranges, no group", nil, nil, nil, nil},
+		{"NLB ranges but no group", []string{"10.0.0.0/8"}, nil, []string{}, []string{"admits 172.16.5.6: true (no security group)", "admits 203.0.113.9: true"}},
+		{"NLB drop at the same priority wins", []string{"10.0.0.0/8"}, nil, []string{"sg-a", "sg-open"}, nil},
+		{"NLB ranges removed, group still joined", nil, nil, []string{"sg-a"}, []string{"admits 172.16.5.6: false", "admits 203.0.113.9: false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newChecker(st)
+			l := listenerView{protocol: "tcp"}
+			if tc.clb != nil {
+				l.admits = c.clbACL(tc.clb)
+			} else {
+				l.admits = c.securityGroups(tc.sgs)
+			}
+			c.sourceRanges("soak-a/web", "lb-1", 80, tc.ranges, l)
+			wantViolations(t, c, tc.want...)
+		})
+	}
 }

@@ -42,6 +42,8 @@ type replica struct {
 	starts              int
 	started             time.Time
 	logs                []string
+	// procs are every process the replica ran, in start order.
+	procs []*ccmtest.CCM
 }
 
 func (r *replica) startedAt() time.Time {
@@ -180,6 +182,7 @@ func (e *env) startReplica(ctx context.Context, r *replica) error {
 		return fmt.Errorf("start replica %s: %w", r.name, err)
 	}
 	r.ccm, r.started = c, time.Now()
+	r.procs = append(r.procs, c)
 	r.logs = append(r.logs, logPath)
 	return nil
 }
@@ -231,8 +234,5 @@ func (e *env) stop() {
 	}
 	if e.cloud != nil {
 		_ = e.cloud.Close()
-	}
-	if e.binary != "" {
-		_ = os.RemoveAll(filepath.Dir(e.binary))
 	}
 }

@@ -260,6 +260,9 @@ func (c *CCM) Exited() bool {
 	return done
 }
 
+// ExitedAt is when the process was seen to end; zero while it runs.
+func (c *CCM) ExitedAt() time.Time { return c.p.ExitedAt() }
+
 // Wait blocks until the process ends or timeout passes; it returns the exit code (-1 on timeout).
 func (c *CCM) Wait(timeout time.Duration) int {
 	select {
