@@ -21,8 +21,8 @@ func TestSoakQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("seed %d: workload %v, faults %v, %d kills, failover %+v, time to address %+v, settled in %.0fs",
-		rep.Seed, rep.Workload, rep.Faults, rep.Kills, rep.Failover, rep.TimeToAddress, rep.SettleSeconds)
+	t.Logf("seed %d: workload %v, faults %v, %d kills, failover %+v, time to address %+v, settled in %.0fs, checked %v",
+		rep.Seed, rep.Workload, rep.Faults, rep.Kills, rep.Failover, rep.TimeToAddress, rep.SettleSeconds, rep.Checked)
 	for _, v := range rep.Violations {
 		t.Errorf("%s", v)
 	}
