@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -117,6 +118,16 @@ func (w *workload) setup(ctx context.Context) error {
 	for i := 1; i <= w.e.o.Nodes; i++ {
 		if err := w.joinNode(ctx, i); err != nil {
 			return err
+		}
+	}
+	// Pods are admitted once kube-controller-manager has made their
+	// namespace's default ServiceAccount.
+	for _, ns := range []string{nsA, nsB} {
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := w.e.kube.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, nil
+		}); err != nil {
+			return fmt.Errorf("ServiceAccount %s/default: %w", ns, err)
 		}
 	}
 	w.log("waiting for %d Nodes to be initialized", len(w.nodes))
@@ -310,7 +321,50 @@ func (w *workload) create(ctx context.Context) error {
 	if w.rng.Float64() < 0.3 {
 		svc.Spec.LoadBalancerSourceRanges = []string{rangesA}
 	}
-	return w.createService(ctx, svc, svcRef{ns: ns, name: svc.Name, nlb: nlb})
+	// A quarter are Local: their backends are the Nodes that run their
+	// pods, which kwok runs where the pods are bound.
+	var podNodes []string
+	if w.rng.Float64() < 0.25 {
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		podNodes = w.pickNodes(1 + w.rng.Intn(2))
+	}
+	if err := w.createService(ctx, svc, svcRef{ns: ns, name: svc.Name, nlb: nlb}); err != nil {
+		return err
+	}
+	return w.createPods(ctx, ns, svc.Name, podNodes)
+}
+
+// pickNodes draws n Nodes (with repeats) for pods.
+func (w *workload) pickNodes(n int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for i := 0; i < n && len(w.nodes) > 0; i++ {
+		out = append(out, w.nodes[w.rng.Intn(len(w.nodes))])
+	}
+	return out
+}
+
+// createPods creates a pod of the Service (selector app=name) on each of
+// nodes; the EndpointSlice controller lists them once kwok runs them.
+func (w *workload) createPods(ctx context.Context, ns, name string, nodes []string) error {
+	for i, node := range nodes {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: ns, Labels: map[string]string{"app": name}},
+			Spec: corev1.PodSpec{
+				NodeName:    node,
+				Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
+				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			},
+		}
+		if _, err := w.e.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("pod %s/%s: %w", ns, pod.Name, err)
+		}
+	}
+	if len(nodes) > 0 {
+		w.count("pods created")
+	}
+	return nil
 }
 
 // createService creates svc and books it; a create whose answer was lost
@@ -371,7 +425,7 @@ func (w *workload) update(ctx context.Context) error {
 			// A private draw per attempt keeps a conflict retry from
 			// shifting the shared sequence.
 			applyTweak(rand.New(rand.NewSource(tw)), svc, ref.nlb)
-		case r < 0.8:
+		case r < 0.7:
 			keep := map[int32]int32{}
 			for _, p := range svc.Spec.Ports {
 				keep[p.Port] = p.NodePort
@@ -380,6 +434,14 @@ func (w *workload) update(ctx context.Context) error {
 				ports[i].NodePort = keep[ports[i].Port]
 			}
 			svc.Spec.Ports = ports
+		case r < 0.8:
+			// Local ↔ Cluster: a Service without pods turning Local has no
+			// backends, which must hold too.
+			if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+			} else {
+				svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			}
 		default:
 			switch len(svc.Spec.LoadBalancerSourceRanges) {
 			case 0:
@@ -426,6 +488,10 @@ func (w *workload) deleteService(ctx context.Context, ref svcRef) error {
 	}
 	w.forget(ref)
 	w.count("deleted")
+	if err := w.e.kube.CoreV1().Pods(ref.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+		metav1.ListOptions{LabelSelector: "app=" + ref.name}); err != nil {
+		w.log("workload: delete the pods of %s: %v", ref.key(), err)
+	}
 	if ref.attack == "eni-vm" {
 		_ = w.e.kube.DiscoveryV1().EndpointSlices(ref.ns).Delete(ctx, ref.name+"-hand", metav1.DeleteOptions{})
 	}

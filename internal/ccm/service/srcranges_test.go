@@ -13,7 +13,9 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
@@ -307,5 +309,102 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	deleteService(t, name)
 	if gs := groups(); len(gs) != 0 {
 		t.Fatalf("security groups left after the Service was deleted: %+v", gs)
+	}
+}
+
+// TestSourceRangesRemovedThenDeleted: the ranges are removed, the sync
+// that should delete the access control list or security group fails on
+// that delete, and the Service is deleted before any sync succeeds. The
+// list or group must still go: found by its tags at deletion, not by the
+// ranges the deleted Service no longer has (found by the soak: a CLB
+// Service's list outlived it).
+func TestSourceRangesRemovedThenDeleted(t *testing.T) {
+	t.Parallel()
+	zoneMaps := strings.Join(ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{})), ",")
+	for _, tc := range []struct {
+		name    string
+		nlb     bool
+		product string
+		action  string
+		param   string
+	}{
+		{"removed-ranges-clb", false, "slb", "DeleteAccessControlList", "AclId"},
+		{"removed-ranges-nlb", true, "ecs", "DeleteSecurityGroup", "SecurityGroupId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc := newService(svcSpec{name: tc.name, ports: []int32{80}})
+			if tc.nlb {
+				svc.Annotations = map[string]string{annotations.Key("zone-maps"): zoneMaps}
+				svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
+			}
+			svc.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+			created, err := kube(t).CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitIngress(t, tc.name, 60*time.Second)
+			owned := func() []string {
+				if !tc.nlb {
+					return ownACLs(t, created)
+				}
+				r := ecs.CreateDescribeSecurityGroupsRequest()
+				r.Tag = &[]ecs.DescribeSecurityGroupsTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(created)}}
+				resp, err := ecsClient(t).DescribeSecurityGroups(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, g := range resp.SecurityGroups.SecurityGroup {
+					out = append(out, g.SecurityGroupId)
+				}
+				return out
+			}
+			ids := owned()
+			if len(ids) != 1 {
+				t.Fatalf("%d lists or groups tagged for the Service, want 1", len(ids))
+			}
+			rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Product: tc.product, Action: tc.action, Params: map[string]string{tc.param: ids[0]},
+				Error: &gateway.FaultError{Code: "ServiceUnavailable"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cloud.Gateway.RemoveFault(rule.ID)
+			faulted := func(since uint64) bool {
+				for _, r := range cloud.Requests(gateway.RequestFilter{Action: tc.action, AfterSeq: since}) {
+					if r.Fault == rule.ID {
+						return true
+					}
+				}
+				return false
+			}
+			seq := lastSeq()
+			updateService(t, tc.name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
+			poll(t, 30*time.Second, "the delete of "+ids[0]+" failing after the ranges were removed", func(ctx context.Context) (bool, error) {
+				return faulted(seq), nil
+			})
+			// Let that sync end, past the client's retries of the delete:
+			// CLB keeps a list it cannot delete and completes the sync
+			// (hash label current), NLB fails it and retries later.
+			_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+				s := getService(t, tc.name)
+				return s.Labels[naming.LabelHash] == naming.Hash(s), nil
+			})
+			seq = lastSeq()
+			if err := kube(t).CoreV1().Services(ns).Delete(context.Background(), tc.name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// The deletion tries the delete too (and fails on the fault),
+			// or, as before the fix, releases the Service without it.
+			poll(t, 30*time.Second, "the deletion trying "+ids[0]+" or the Service gone", func(ctx context.Context) (bool, error) {
+				_, err := kube(t).CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
+				return faulted(seq) || apierrors.IsNotFound(err), nil
+			})
+			cloud.Gateway.RemoveFault(rule.ID)
+			deleteService(t, tc.name)
+			if left := owned(); len(left) != 0 {
+				t.Fatalf("left after the Service was deleted: %v", left)
+			}
+		})
 	}
 }

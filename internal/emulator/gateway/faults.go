@@ -67,6 +67,10 @@ type FaultRule struct {
 	// Probability fires the rule on this fraction of matching calls
 	// (0 or absent = every call).
 	Probability float64 `json:"probability,omitempty"`
+	// Params, when set, matches only calls whose parameters include each
+	// of these names with exactly this value (e.g. one LoadBalancerId), so
+	// that a fault can aim at one resource while others go on.
+	Params map[string]string `json:"params,omitempty"`
 	// Count fires the rule this many times, then removes it (0 = forever).
 	Count int `json:"count,omitempty"`
 	// Error makes the call fail with this error.
@@ -191,6 +195,7 @@ func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	}
 	r.ID = "flt-" + store.RandomString(8)
 	r.Fired = 0
+	r.Params = maps.Clone(r.Params)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cp := r
@@ -204,6 +209,7 @@ func (f *faultSet) list() []FaultRule {
 	out := make([]FaultRule, 0, len(f.rules))
 	for _, r := range f.rules {
 		cp := *r
+		cp.Params = maps.Clone(r.Params)
 		if r.Error != nil {
 			e := *r.Error
 			cp.Error = &e
@@ -233,7 +239,7 @@ func (f *faultSet) clear() {
 
 // match evaluates the rules in order: latencies add up, and the first error
 // or drop that fires ends the evaluation.
-func (f *faultSet) match(product, action string) faultOutcome {
+func (f *faultSet) match(product, action string, params map[string]string) faultOutcome {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out faultOutcome
@@ -244,7 +250,7 @@ func (f *faultSet) match(product, action string) faultOutcome {
 	done := false
 	for _, r := range f.rules {
 		fire := !done && (r.Product == "" || r.Product == product) && (r.Action == "" || r.Action == action) &&
-			(r.Probability == 0 || rand.Float64() < r.Probability)
+			paramsMatch(r.Params, params) && (r.Probability == 0 || rand.Float64() < r.Probability)
 		if fire {
 			r.Fired++
 			out.ruleID = r.ID
@@ -269,4 +275,14 @@ func (f *faultSet) match(product, action string) faultOutcome {
 	}
 	f.rules = kept
 	return out
+}
+
+// paramsMatch reports whether the call's params hold every pair of want.
+func paramsMatch(want, params map[string]string) bool {
+	for k, v := range want {
+		if got, ok := params[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

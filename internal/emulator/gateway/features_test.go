@@ -112,6 +112,31 @@ func TestFaultInjectedErrorDoesNotChangeState(t *testing.T) {
 	}
 }
 
+// TestFaultParams: a rule with params fires only on calls that carry
+// each of them with that value; other calls of the action go through.
+func TestFaultParams(t *testing.T) {
+	env := newTestEnv(t, nil)
+	c := env.client(t, nil)
+	if _, err := env.gw.AddFault(gateway.FaultRule{Action: "Put", Params: map[string]string{"Key": "victim"}, Error: &gateway.FaultError{Code: "InternalError"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key, want string
+	}{{"victim", "InternalError"}, {"other", ""}, {"Victim", ""}, {"victim", "InternalError"}} {
+		_, err := env.call(t, c, "Put", map[string]string{"Key": tc.key, "Value": "v"})
+		got := ""
+		if err != nil {
+			got = serverError(t, err).ErrorCode()
+		}
+		if got != tc.want {
+			t.Errorf("Put Key=%s: error %q, want %q", tc.key, got, tc.want)
+		}
+	}
+	if _, err := env.call(t, c, "Put", map[string]string{"Value": "v"}); err == nil || serverError(t, err).ErrorCode() == "InternalError" {
+		t.Errorf("a call without the param matched the rule: %v", err)
+	}
+}
+
 func TestFaultLatencyAndProbability(t *testing.T) {
 	env := newTestEnv(t, nil)
 	c := env.client(t, nil)

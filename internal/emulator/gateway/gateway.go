@@ -233,7 +233,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	fo := g.faults.match(prod.Name, action)
+	fo := g.faults.match(prod.Name, action, in.params)
 	rec.Fault = fo.ruleID
 	if fo.latency > 0 {
 		t := time.NewTimer(fo.latency)

@@ -363,12 +363,12 @@ func (p *Provider) deleteSourceRangeACLs(ctx context.Context, req *service.Reque
 }
 
 // cleanSourceRanges deletes the Service's access control lists on Service
-// deletion, once its listeners are gone. It reads only for Services that
-// have source ranges: one whose ranges were removed lost its list then.
+// deletion, once its listeners are gone. It reads for every Service, with
+// ranges or not: a list whose ranges were removed goes in the sync after
+// the removal, and a Service deleted before that sync completed (the
+// list's delete failed, or the leader died between detaching and
+// deleting it) would otherwise leave it for good. One read per deletion.
 func (p *Provider) cleanSourceRanges(ctx context.Context, req *service.Request, done *[]string) error {
-	if service.ParseSourceRanges(req.Service).Empty() {
-		return nil
-	}
 	n, err := p.deleteSourceRangeACLs(ctx, req)
 	if err != nil {
 		return err

@@ -421,11 +421,11 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, lbID string, ids [
 
 // deleteSourceRangeGroups deletes the Service's groups when the Service is
 // deleted, after its load balancer; reusedID is the id annotation's load
-// balancer, which leaves them first. Only Services with ranges read.
+// balancer, which leaves them first. Every Service reads, with ranges or
+// not: a group whose ranges were removed goes in the sync after the
+// removal, and a Service deleted before that sync completed would
+// otherwise leave it for good. One read per deletion.
 func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Request, reused []string) (int, error) {
-	if service.ParseSourceRanges(req.Service).Empty() {
-		return 0, nil
-	}
 	owned, err := p.api.ownSecurityGroups(ctx, naming.DefaultTags(req.Service, req.ClusterID))
 	if err != nil {
 		return 0, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
