@@ -43,6 +43,19 @@ func ownACLs(t *testing.T, svc *corev1.Service) []string {
 	return out
 }
 
+// ownSecurityGroups returns the security groups tagged with the Service's
+// default name, read through the SDK.
+func ownSecurityGroups(t *testing.T, svc *corev1.Service) []ecs.SecurityGroup {
+	t.Helper()
+	r := ecs.CreateDescribeSecurityGroupsRequest()
+	r.Tag = &[]ecs.DescribeSecurityGroupsTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(svc)}}
+	resp, err := ecsClient(t).DescribeSecurityGroups(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.SecurityGroups.SecurityGroup
+}
+
 // aclEntries returns an access control list's entries, sorted.
 func aclEntries(t *testing.T, id string) []string {
 	t.Helper()
@@ -256,15 +269,7 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	}
 	got := waitIngress(t, name, 60*time.Second)
 	id := lbID(got)
-	groups := func() []ecs.SecurityGroup {
-		r := ecs.CreateDescribeSecurityGroupsRequest()
-		r.Tag = &[]ecs.DescribeSecurityGroupsTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(created)}}
-		resp, err := ecsClient(t).DescribeSecurityGroups(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.SecurityGroups.SecurityGroup
-	}
+	groups := func() []ecs.SecurityGroup { return ownSecurityGroups(t, created) }
 	gs := groups()
 	if len(gs) != 1 || gs[0].SecurityGroupName != naming.NLBSecurityGroupName(naming.DefaultLBName(created)) {
 		t.Fatalf("security groups tagged for the Service: %+v", gs)
@@ -348,14 +353,8 @@ func TestSourceRangesRemovedThenDeleted(t *testing.T) {
 				if !tc.nlb {
 					return ownACLs(t, created)
 				}
-				r := ecs.CreateDescribeSecurityGroupsRequest()
-				r.Tag = &[]ecs.DescribeSecurityGroupsTag{{Key: naming.TagKeyDefaultName, Value: naming.DefaultLBName(created)}}
-				resp, err := ecsClient(t).DescribeSecurityGroups(r)
-				if err != nil {
-					t.Fatal(err)
-				}
 				var out []string
-				for _, g := range resp.SecurityGroups.SecurityGroup {
+				for _, g := range ownSecurityGroups(t, created) {
 					out = append(out, g.SecurityGroupId)
 				}
 				return out
