@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,14 @@ func startEnv(ctx context.Context, o Options) (_ *env, err error) {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	o.Logf("building cloud-controller-manager (tags %v)", o.BuildTags)
-	if e.binary, err = ccmtest.BuildBinary(o.BuildTags...); err != nil {
+	built, err := ccmtest.BuildBinary(o.BuildTags...)
+	if err != nil {
+		return nil, err
+	}
+	// Replicas restart from this path for the whole run: a link of its
+	// own keeps them on this build when a test elsewhere rebuilds the
+	// shared one.
+	if e.binary, err = ownCopy(built, filepath.Join(e.dir, "cloud-controller-manager")); err != nil {
 		return nil, err
 	}
 	keys := []emulator.AccessKey{{ID: soakKeyID, Secret: soakKeySecret, AccountID: accountID}}
@@ -235,4 +243,31 @@ func (e *env) stop() {
 	if e.cloud != nil {
 		_ = e.cloud.Close()
 	}
+	if e.binary != "" {
+		// The run's own link: a kept work dir keeps logs, not 150 MB.
+		_ = os.Remove(e.binary)
+	}
+}
+
+// ownCopy hard-links src to dst (copying when they are on different file
+// systems) and returns dst.
+func ownCopy(src, dst string) (string, error) {
+	_ = os.Remove(dst)
+	if err := os.Link(src, dst); err == nil {
+		return dst, nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("copy %s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("copy %s: %w", src, err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("copy %s: %w", src, err)
+	}
+	return dst, out.Close()
 }

@@ -317,93 +317,114 @@ func TestNLBSourceRangesThroughTheController(t *testing.T) {
 	}
 }
 
-// TestSourceRangesRemovedThenDeleted: the ranges are removed, the sync
-// that should delete the access control list or security group fails on
-// that delete, and the Service is deleted before any sync succeeds. The
-// list or group must still go: found by its tags at deletion, not by the
-// ranges the deleted Service no longer has (found by the soak: a CLB
-// Service's list outlived it).
+// TestSourceRangesRemovedThenDeleted: the ranges are removed and the
+// delete of the access control list or security group they had fails on
+// a transient error. The list or group must still go: by the Service's
+// next syncs while it lives on (the sync fails and the next one looks the
+// list up although nothing uses it any more), and, when the Service is
+// deleted before any sync succeeded, by its tags at deletion rather than
+// by the ranges the deleted Service no longer has (found by the soak: a
+// CLB Service's list outlived it).
 func TestSourceRangesRemovedThenDeleted(t *testing.T) {
 	t.Parallel()
 	zoneMaps := strings.Join(ccmtest.ZoneMaps(ccmtest.SeedDoc(ccmtest.SeedSpec{})), ",")
-	for _, tc := range []struct {
-		name    string
-		nlb     bool
-		product string
-		action  string
-		param   string
-	}{
-		{"removed-ranges-clb", false, "slb", "DeleteAccessControlList", "AclId"},
-		{"removed-ranges-nlb", true, "ecs", "DeleteSecurityGroup", "SecurityGroupId"},
+	for _, tc := range []rangesRemoved{
+		{"removed-ranges-clb", false, "slb", "DeleteAccessControlList", "AclId", true},
+		{"removed-ranges-nlb", true, "ecs", "DeleteSecurityGroup", "SecurityGroupId", true},
+		{"removed-ranges-clb-lives", false, "slb", "DeleteAccessControlList", "AclId", false},
+		{"removed-ranges-nlb-lives", true, "ecs", "DeleteSecurityGroup", "SecurityGroupId", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			svc := newService(svcSpec{name: tc.name, ports: []int32{80}})
-			if tc.nlb {
-				svc.Annotations = map[string]string{annotations.Key("zone-maps"): zoneMaps}
-				svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
-			}
-			svc.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
-			created, err := kube(t).CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitIngress(t, tc.name, 60*time.Second)
-			owned := func() []string {
-				if !tc.nlb {
-					return ownACLs(t, created)
-				}
-				var out []string
-				for _, g := range ownSecurityGroups(t, created) {
-					out = append(out, g.SecurityGroupId)
-				}
-				return out
-			}
-			ids := owned()
-			if len(ids) != 1 {
-				t.Fatalf("%d lists or groups tagged for the Service, want 1", len(ids))
-			}
-			rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Product: tc.product, Action: tc.action, Params: map[string]string{tc.param: ids[0]},
-				Error: &gateway.FaultError{Code: "ServiceUnavailable"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cloud.Gateway.RemoveFault(rule.ID)
-			faulted := func(since uint64) bool {
-				for _, r := range cloud.Requests(gateway.RequestFilter{Action: tc.action, AfterSeq: since}) {
-					if r.Fault == rule.ID {
-						return true
-					}
-				}
-				return false
-			}
-			seq := lastSeq()
-			updateService(t, tc.name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
-			poll(t, 30*time.Second, "the delete of "+ids[0]+" failing after the ranges were removed", func(ctx context.Context) (bool, error) {
-				return faulted(seq), nil
-			})
-			// Let that sync end, past the client's retries of the delete:
-			// CLB keeps a list it cannot delete and completes the sync
-			// (hash label current), NLB fails it and retries later.
-			_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
-				s := getService(t, tc.name)
-				return s.Labels[naming.LabelHash] == naming.Hash(s), nil
-			})
-			seq = lastSeq()
-			if err := kube(t).CoreV1().Services(ns).Delete(context.Background(), tc.name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			// The deletion tries the delete too (and fails on the fault),
-			// or, as before the fix, releases the Service without it.
-			poll(t, 30*time.Second, "the deletion trying "+ids[0]+" or the Service gone", func(ctx context.Context) (bool, error) {
-				_, err := kube(t).CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
-				return faulted(seq) || apierrors.IsNotFound(err), nil
-			})
-			cloud.Gateway.RemoveFault(rule.ID)
-			deleteService(t, tc.name)
-			if left := owned(); len(left) != 0 {
-				t.Fatalf("left after the Service was deleted: %v", left)
-			}
+			tc.run(t, zoneMaps)
 		})
+	}
+}
+
+// rangesRemoved is one case of TestSourceRangesRemovedThenDeleted: the
+// Service's kind, the delete that fails (product, action and the
+// parameter naming the list or group), and whether the Service is
+// deleted while it fails.
+type rangesRemoved struct {
+	name                   string
+	nlb                    bool
+	product, action, param string
+	deleted                bool
+}
+
+func (tc rangesRemoved) run(t *testing.T, zoneMaps string) {
+	svc := newService(svcSpec{name: tc.name, ports: []int32{80}})
+	if tc.nlb {
+		svc.Annotations = map[string]string{annotations.Key("zone-maps"): zoneMaps}
+		svc.Spec.LoadBalancerClass = ptr.To(annotations.NLBClass)
+	}
+	svc.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+	created, err := kube(t).CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIngress(t, tc.name, 60*time.Second)
+	owned := func() []string {
+		if !tc.nlb {
+			return ownACLs(t, created)
+		}
+		var out []string
+		for _, g := range ownSecurityGroups(t, created) {
+			out = append(out, g.SecurityGroupId)
+		}
+		return out
+	}
+	ids := owned()
+	if len(ids) != 1 {
+		t.Fatalf("%d lists or groups tagged for the Service, want 1", len(ids))
+	}
+	rule, err := cloud.Gateway.AddFault(gateway.FaultRule{Product: tc.product, Action: tc.action, Params: map[string]string{tc.param: ids[0]},
+		Error: &gateway.FaultError{Code: "ServiceUnavailable"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cloud.Gateway.RemoveFault(rule.ID)
+	faulted := func(since uint64) bool {
+		for _, r := range cloud.Requests(gateway.RequestFilter{Action: tc.action, AfterSeq: since}) {
+			if r.Fault == rule.ID {
+				return true
+			}
+		}
+		return false
+	}
+	seq := lastSeq()
+	updateService(t, tc.name, func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = nil })
+	poll(t, 30*time.Second, "the delete of "+ids[0]+" failing after the ranges were removed", func(ctx context.Context) (bool, error) {
+		return faulted(seq), nil
+	})
+	// Let that sync end, past the client's retries of the delete:
+	// CLB keeps a list it cannot delete and completes the sync
+	// (hash label current), NLB fails it and retries later.
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		s := getService(t, tc.name)
+		return s.Labels[naming.LabelHash] == naming.Hash(s), nil
+	})
+	if !tc.deleted {
+		cloud.Gateway.RemoveFault(rule.ID)
+		poll(t, 30*time.Second, ids[0]+" deleted by a later sync of the Service", func(ctx context.Context) (bool, error) {
+			return len(owned()) == 0, nil
+		})
+		deleteService(t, tc.name)
+		return
+	}
+	seq = lastSeq()
+	if err := kube(t).CoreV1().Services(ns).Delete(context.Background(), tc.name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The deletion tries the delete too (and fails on the fault),
+	// or, as before the fix, releases the Service without it.
+	poll(t, 30*time.Second, "the deletion trying "+ids[0]+" or the Service gone", func(ctx context.Context) (bool, error) {
+		_, err := kube(t).CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
+		return faulted(seq) || apierrors.IsNotFound(err), nil
+	})
+	cloud.Gateway.RemoveFault(rule.ID)
+	deleteService(t, tc.name)
+	if left := owned(); len(left) != 0 {
+		t.Fatalf("left after the Service was deleted: %v", left)
 	}
 }

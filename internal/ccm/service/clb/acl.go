@@ -226,9 +226,11 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 			attached = true
 		}
 	}
-	if !want && !attached {
-		// Nothing to apply and no listener uses any list: no read at all,
-		// so Services without ranges cost nothing.
+	_, pending := p.aclCleanup.Load(req.Service.UID)
+	if !want && !attached && !pending {
+		// Nothing to apply, no listener uses any list and no delete of
+		// ours is owed: no read at all, so Services without ranges cost
+		// nothing.
 		return noop, warnings, nil
 	}
 	tags := naming.DefaultTags(req.Service, req.ClusterID)
@@ -254,6 +256,13 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 					if cloud.IsNotFound(err) {
 						continue
 					}
+					if c := cloud.ClassOf(err); c == cloud.ClassUnavailable || c == cloud.ClassThrottled {
+						// Detached already, so the next sync would not
+						// see it: remember to look, and fail the sync so
+						// that it comes.
+						p.aclCleanup.Store(req.Service.UID, struct{}{})
+						return fmt.Errorf("delete access control list %s: %w", id, err)
+					}
 					// Still used by a listener we do not manage: keep it
 					// rather than fail the Service; the next full sync
 					// tries again.
@@ -262,6 +271,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 				}
 				log.Info("Deleted the access control list of loadBalancerSourceRanges", "acl", id)
 			}
+			p.aclCleanup.Delete(req.Service.UID)
 			return nil
 		}
 	}
@@ -373,6 +383,7 @@ func (p *Provider) cleanSourceRanges(ctx context.Context, req *service.Request, 
 	if err != nil {
 		return err
 	}
+	p.aclCleanup.Delete(req.Service.UID)
 	if n > 0 {
 		*done = append(*done, fmt.Sprintf("deleted %d access control list(s) of loadBalancerSourceRanges", n))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
@@ -56,6 +57,10 @@ type Provider struct {
 	service.Finder
 	opts Options
 	api  api
+	// aclCleanup holds the UIDs of Services whose source-range list was
+	// detached but whose delete failed on a transient error: their next
+	// sync looks the list up although nothing uses it any more.
+	aclCleanup sync.Map
 }
 
 var _ service.Provider = (*Provider)(nil)
