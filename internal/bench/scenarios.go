@@ -16,6 +16,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
 
 const (
@@ -697,15 +698,8 @@ func (e *env) createW4Pods(ctx context.Context, n, services, nodes int, logf fun
 // w4Pod is pod i, bound to a Node round robin (kwok runs it) and selected
 // by Service i mod services.
 func w4Pod(i, services, nodes int) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w4-pod-%05d", i), Namespace: namespace,
-			Labels: map[string]string{"app": fmt.Sprintf("%s%04d", w4Prefix, i%services)}},
-		Spec: corev1.PodSpec{
-			NodeName:    nodeName(1 + i%nodes),
-			Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-		},
-	}
+	return localcluster.KwokPod(namespace, fmt.Sprintf("w4-pod-%05d", i), nodeName(1+i%nodes),
+		map[string]string{"app": fmt.Sprintf("%s%04d", w4Prefix, i%services)})
 }
 
 // w4SliceManager is the managed-by label of the slices W4 writes: not the

@@ -71,3 +71,17 @@ func RegisterKubeletNode(ctx context.Context, cs kubernetes.Interface, k Kubelet
 	}
 	return updated, nil
 }
+
+// KwokPod is a pod bound to node that kwok runs (a fake container on port
+// 8080, tolerating every taint), labelled labels: the EndpointSlice
+// controller lists it once kwok reports it ready.
+func KwokPod(namespace, name, node string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeName:    node,
+			Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		},
+	}
+}

@@ -349,14 +349,7 @@ func (w *workload) pickNodes(n int) []string {
 // nodes; the EndpointSlice controller lists them once kwok runs them.
 func (w *workload) createPods(ctx context.Context, ns, name string, nodes []string) error {
 	for i, node := range nodes {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: ns, Labels: map[string]string{"app": name}},
-			Spec: corev1.PodSpec{
-				NodeName:    node,
-				Containers:  []corev1.Container{{Name: "c", Image: "fake", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
-				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			},
-		}
+		pod := localcluster.KwokPod(ns, fmt.Sprintf("%s-%d", name, i), node, map[string]string{"app": name})
 		if _, err := w.e.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("pod %s/%s: %w", ns, pod.Name, err)
 		}

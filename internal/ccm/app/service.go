@@ -1,11 +1,10 @@
 package app
 
 import (
-	"time"
-
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"

@@ -13,6 +13,7 @@ import (
 	"github.com/alibabacloud-go/tea/dara"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
@@ -111,25 +112,39 @@ func (env *Env) cred() *credentials.AccessKeyCredential {
 	return credentials.NewAccessKeyCredential(env.key())
 }
 
+// newClient makes an official client of one product with newWith, signed
+// with env's key and pointed at the emulator (base reaches the client's
+// embedded sdk.Client, whose Domain every product shares).
+func newClient[C any](env *Env, newWith func(string, *sdk.Config, auth.Credential) (*C, error), base func(*C) *sdk.Client) (*C, error) {
+	c, err := newWith(env.Region, env.config(), env.cred())
+	if err != nil {
+		return nil, err
+	}
+	base(c).Domain = env.Endpoint
+	return c, nil
+}
+
+// must turns a client constructor's error into t.Fatal.
+func must[C any](t testing.TB) func(C, error) C {
+	return func(c C, err error) C {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
 // ECS returns an official ECS client pointed at the emulator.
 func (env *Env) ECS(t testing.TB) *ecs.Client {
 	t.Helper()
-	c, err := env.NewECS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return must[*ecs.Client](t)(env.NewECS())
 }
 
 // NewECS returns an official ECS client pointed at the emulator, for code
 // that runs outside a test (a TestMain's setup).
 func (env *Env) NewECS() (*ecs.Client, error) {
-	c, err := ecs.NewClientWithOptions(env.Region, env.config(), env.cred())
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = env.Endpoint
-	return c, nil
+	return newClient(env, ecs.NewClientWithOptions, func(c *ecs.Client) *sdk.Client { return &c.Client })
 }
 
 // PrivateIPs returns the primary private address of each instance id, read
@@ -203,64 +218,37 @@ func (env *Env) ENIAddresses(id string) ([]string, error) {
 // VPC returns an official VPC client pointed at the emulator.
 func (env *Env) VPC(t testing.TB) *vpc.Client {
 	t.Helper()
-	c, err := env.NewVPC()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return must[*vpc.Client](t)(env.NewVPC())
 }
 
 // NewVPC returns an official VPC client pointed at the emulator, for code
 // that runs outside a test (the soak).
 func (env *Env) NewVPC() (*vpc.Client, error) {
-	c, err := vpc.NewClientWithOptions(env.Region, env.config(), env.cred())
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = env.Endpoint
-	return c, nil
+	return newClient(env, vpc.NewClientWithOptions, func(c *vpc.Client) *sdk.Client { return &c.Client })
 }
 
 // SLB returns an official SLB client pointed at the emulator.
 func (env *Env) SLB(t testing.TB) *slb.Client {
 	t.Helper()
-	c, err := env.NewSLB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return must[*slb.Client](t)(env.NewSLB())
 }
 
 // NewSLB returns an official SLB client pointed at the emulator, for code
 // that runs outside a test (the soak).
 func (env *Env) NewSLB() (*slb.Client, error) {
-	c, err := slb.NewClientWithOptions(env.Region, env.config(), env.cred())
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = env.Endpoint
-	return c, nil
+	return newClient(env, slb.NewClientWithOptions, func(c *slb.Client) *sdk.Client { return &c.Client })
 }
 
 // NLB returns an official NLB client pointed at the emulator.
 func (env *Env) NLB(t testing.TB) *nlb.Client {
 	t.Helper()
-	c, err := env.NewNLB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return must[*nlb.Client](t)(env.NewNLB())
 }
 
 // NewNLB returns an official NLB client pointed at the emulator, for code
 // that runs outside a test (the soak).
 func (env *Env) NewNLB() (*nlb.Client, error) {
-	c, err := nlb.NewClientWithOptions(env.Region, env.config(), env.cred())
-	if err != nil {
-		return nil, err
-	}
-	c.Domain = env.Endpoint
-	return c, nil
+	return newClient(env, nlb.NewClientWithOptions, func(c *nlb.Client) *sdk.Client { return &c.Client })
 }
 
 // URL returns the emulator's base URL, e.g. for the control API

@@ -226,8 +226,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 			attached = true
 		}
 	}
-	_, pending := p.aclCleanup.Load(req.Service.UID)
-	if !want && !attached && !pending {
+	if !want && !attached && !p.owedACLs.Has(req.Service.UID) {
 		// Nothing to apply, no listener uses any list and no delete of
 		// ours is owed: no read at all, so Services without ranges cost
 		// nothing.
@@ -256,11 +255,11 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 					if cloud.IsNotFound(err) {
 						continue
 					}
-					if c := cloud.ClassOf(err); c == cloud.ClassUnavailable || c == cloud.ClassThrottled {
+					if cloud.ClassOf(err).Retryable() {
 						// Detached already, so the next sync would not
 						// see it: remember to look, and fail the sync so
 						// that it comes.
-						p.aclCleanup.Store(req.Service.UID, struct{}{})
+						p.owedACLs.Mark(req.Service.UID)
 						return fmt.Errorf("delete access control list %s: %w", id, err)
 					}
 					// Still used by a listener we do not manage: keep it
@@ -271,7 +270,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 				}
 				log.Info("Deleted the access control list of loadBalancerSourceRanges", "acl", id)
 			}
-			p.aclCleanup.Delete(req.Service.UID)
+			p.owedACLs.Clear(req.Service.UID)
 			return nil
 		}
 	}
@@ -383,7 +382,7 @@ func (p *Provider) cleanSourceRanges(ctx context.Context, req *service.Request, 
 	if err != nil {
 		return err
 	}
-	p.aclCleanup.Delete(req.Service.UID)
+	p.owedACLs.Clear(req.Service.UID)
 	if n > 0 {
 		*done = append(*done, fmt.Sprintf("deleted %d access control list(s) of loadBalancerSourceRanges", n))
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
@@ -57,10 +56,9 @@ type Provider struct {
 	service.Finder
 	opts Options
 	api  api
-	// aclCleanup holds the UIDs of Services whose source-range list was
-	// detached but whose delete failed on a transient error: their next
-	// sync looks the list up although nothing uses it any more.
-	aclCleanup sync.Map
+	// owedACLs are the Services whose detached source-range list still
+	// waits for its delete.
+	owedACLs service.Owed
 }
 
 var _ service.Provider = (*Provider)(nil)

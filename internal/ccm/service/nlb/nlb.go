@@ -81,10 +81,9 @@ type Provider struct {
 	// change a pass left unwaited (applyListeners): the next pass that may
 	// write to that load balancer waits for it first (settle).
 	pending sync.Map
-	// sgCleanup holds the UIDs of Services whose source-range group was
-	// left but whose delete failed on a transient error: their next sync
-	// looks the group up although the load balancer is in none.
-	sgCleanup sync.Map
+	// owedGroups are the Services whose source-range group, left by the
+	// load balancer, still waits for its delete.
+	owedGroups service.Owed
 }
 
 var _ service.Provider = (*Provider)(nil)

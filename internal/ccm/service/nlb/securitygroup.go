@@ -285,7 +285,7 @@ func (p *Provider) findSourceRangeGroups(ctx context.Context, req *service.Reque
 	sr := &sourceRanges{ranges: service.ParseSourceRanges(req.Service)}
 	// Frozen ranges still read when the load balancer is in groups: the
 	// security-group-ids plan must know which of them is ours to keep.
-	if _, owed := p.sgCleanup.Load(req.Service.UID); !owed && len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0 {
+	if !p.owedGroups.Has(req.Service.UID) && len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0 {
 		return sr, nil
 	}
 	owned, err := p.api.ownSecurityGroups(ctx, naming.DefaultTags(req.Service, req.ClusterID))
@@ -386,9 +386,9 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 
 // dropSourceRangeGroups takes the load balancer out of groups of ours and
 // deletes them. A group still used elsewhere is kept (logged): the next
-// full sync tries again. A delete that fails on a transient error fails
+// full sync tries again. A delete that fails on a retryable error fails
 // the sync, and the Service's next sync looks for the group although the
-// load balancer left it (sgCleanup).
+// load balancer left it (owedGroups).
 func (p *Provider) dropSourceRangeGroups(ctx context.Context, req *service.Request, lbID string, ids []string, joined func(string) bool) error {
 	var leave []string
 	for _, id := range ids {
@@ -413,8 +413,8 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, req *service.Reque
 			if cloud.IsNotFound(err) {
 				continue
 			}
-			if c := cloud.ClassOf(err); c == cloud.ClassUnavailable || c == cloud.ClassThrottled {
-				p.sgCleanup.Store(req.Service.UID, struct{}{})
+			if cloud.ClassOf(err).Retryable() {
+				p.owedGroups.Mark(req.Service.UID)
 				return fmt.Errorf("delete security group %s: %w", id, err)
 			}
 			log.Info("Keeping a security group of ours still in use", "securityGroup", id, "err", err)
@@ -422,7 +422,7 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, req *service.Reque
 		}
 		log.Info("Deleted the security group of loadBalancerSourceRanges", "securityGroup", id)
 	}
-	p.sgCleanup.Delete(req.Service.UID)
+	p.owedGroups.Clear(req.Service.UID)
 	return nil
 }
 
@@ -438,7 +438,7 @@ func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Req
 		return 0, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
 	}
 	if len(owned) == 0 {
-		p.sgCleanup.Delete(req.Service.UID)
+		p.owedGroups.Clear(req.Service.UID)
 		return 0, nil
 	}
 	for _, reusedID := range reused {
@@ -469,6 +469,6 @@ func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Req
 			return 0, fmt.Errorf("delete security group %s: %w", id, err)
 		}
 	}
-	p.sgCleanup.Delete(req.Service.UID)
+	p.owedGroups.Clear(req.Service.UID)
 	return len(owned), nil
 }
