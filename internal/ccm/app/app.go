@@ -179,7 +179,7 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
     routeTableIDs: vtb-a,vtb-b   # default: the VPC's only route table
     resourceGroupID: rg-...      # for new load balancers
     disablePublicSLB: false      # true refuses internet-facing CLBs
-    loadBalancerReuse: any       # id annotation: any, tagged (kubernetes.reusable=true) or none
+    loadBalancerReuse: any       # any, tagged (granted: kubernetes.reusable=<ns>,... or true) or none
     serviceBackendType: ecs      # or eni
     serviceMaxConcurrentReconciles: 16  # Services at once; --concurrent-service-syncs wins
     useVPCEndpoints: true        # the default: ecs-vpc.<region>.aliyuncs.com etc.;

@@ -20,6 +20,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/plan"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -43,7 +44,10 @@ func newPlanCommand(exit func(code int)) *cobra.Command {
 sync of every LoadBalancer Service and the route controller's pass once,
 with every cloud and Kubernetes write recorded instead of sent. It prints
 the writes per Service and per Node (action and the fields it would send)
-as a table, or as JSON with -o json.
+as a table, or as JSON with -o json. When the cloud config's
+loadBalancerReuse is any (the default), it also lists the Services that
+loadBalancerReuse: tagged would refuse (borrowed load balancers, vgroup-port
+groups and certificates not granted to their namespace).
 
 Exit code: 0 nothing would be written, 2 something would, 1 the plan could
 not be made (or a Service's pass failed; its writes up to the failure are
@@ -130,6 +134,10 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 		return 0, fmt.Errorf("service controller: %w", err)
 	}
 	popt := plan.Options{Cloud: cloudRec, Kube: kubeRec, Events: events, ClusterID: cp.Config.ClusterID}
+	if p := cp.Config.LoadBalancerReuse; p == "" || p == service.ReuseAny {
+		// What a switch to borrowing by grant would refuse.
+		popt.StricterPolicy = service.ReuseTagged
+	}
 	if sc != nil {
 		popt.Services = sc
 	}

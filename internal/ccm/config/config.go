@@ -118,7 +118,9 @@ type Global struct {
 	DisablePublicSLB bool `json:"disablePublicSLB,omitempty"`
 	// LoadBalancerReuse says which load balancers a Service may borrow
 	// through the id annotation: any (default, as the existing CCM), tagged
-	// (only those an administrator tagged kubernetes.reusable=true) or none.
+	// (only those an administrator granted the Service's namespace with the
+	// tag kubernetes.reusable; vgroup-port groups and certificates too) or
+	// none.
 	LoadBalancerReuse string `json:"loadBalancerReuse,omitempty"`
 	// NodeMaxConcurrentReconciles is the existing CCM's node worker count
 	// (default 1); accepted and ignored.

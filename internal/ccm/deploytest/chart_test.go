@@ -421,8 +421,13 @@ func TestChartValueSets(t *testing.T) {
 			if !slices.Contains(c.Args, "--configure-cloud-routes=true") || len(c.Env) != 2 {
 				t.Errorf("args %v, env %v", c.Args, c.Env)
 			}
-			if got := renderedConfig(t, objs); got.ClusterID != "c-example" || got.VpcID != "vpc-md" {
-				t.Errorf("cloud-config: clusterID %q vpc %q", got.ClusterID, got.VpcID)
+			if got := renderedConfig(t, objs); got.ClusterID != "c-example" || got.VpcID != "vpc-md" || got.LoadBalancerReuse != "tagged" {
+				t.Errorf("cloud-config: clusterID %q vpc %q loadBalancerReuse %q, want tagged (a new install borrows by grant)", got.ClusterID, got.VpcID, got.LoadBalancerReuse)
+			}
+		}},
+		{"borrowing as the existing CCM", []string{"--set", "clusterID=c-any", "--set", "loadBalancerReuse=any"}, func(t *testing.T, objs []object) {
+			if got := renderedConfig(t, objs).LoadBalancerReuse; got != "any" {
+				t.Errorf("loadBalancerReuse %q, want any", got)
 			}
 		}},
 		{"RAM role instead of a Secret", []string{"--set", "clusterID=c-ram", "--set", "credentials.secretName=", "--set", "credentials.ramRoleName=KubernetesMasterRole"},
@@ -548,6 +553,7 @@ func TestChartRejectsInvalidValues(t *testing.T) {
 		{"no clusterID", nil, "at '/clusterID': minLength"},
 		{"a typo in a value name", []string{"--set", "clusterId=c-typo"}, "additional properties 'clusterId' not allowed"},
 		{"a malformed vSwitch", []string{"--set", "clusterID=c-x", "--set", "vswitches={cn-hangzhou-h=vsw-a}"}, "at '/vswitches/0'"},
+		{"an unknown reuse policy", []string{"--set", "clusterID=c-x", "--set", "loadBalancerReuse=some"}, "at '/loadBalancerReuse'"},
 		{"no replicas", []string{"--set", "clusterID=c-x", "--set", "replicas=0"}, "at '/replicas': minimum"},
 		{"every controller off", []string{"--set", "clusterID=c-x", "--set", "controllers.cloudNode=false", "--set", "controllers.cloudNodeLifecycle=false",
 			"--set", "controllers.service=false", "--set", "controllers.route=false"}, "every controller is off"},

@@ -327,6 +327,9 @@ func TestExampleCloudConfigIsValid(t *testing.T) {
 			if cfg.ClusterID != "c-example" || cfg.VpcID != tc.wantVPC {
 				t.Fatalf("clusterID %q vpc %q", cfg.ClusterID, cfg.VpcID)
 			}
+			if cfg.LoadBalancerReuse != "tagged" {
+				t.Fatalf("loadBalancerReuse %q, want tagged: a new install borrows by grant", cfg.LoadBalancerReuse)
+			}
 		})
 	}
 	if n := len(commentedSetting.FindAllString(data, -1)); n < 5 {

@@ -87,6 +87,19 @@ type Report struct {
 	KubeWrites int `json:"kubernetesWrites"`
 	// Errors counts the items whose pass failed.
 	Errors int `json:"errors"`
+	// StricterPolicy is the reuse policy (cloud-config loadBalancerReuse)
+	// the Services were also evaluated under ("" when not).
+	StricterPolicy string `json:"stricterPolicy,omitempty"`
+	// WouldRefuse are the Services StricterPolicy would refuse.
+	WouldRefuse []Refusal `json:"wouldRefuse,omitempty"`
+}
+
+// Refusal is a Service a stricter reuse policy would refuse, and why.
+type Refusal struct {
+	// Service is namespace/name.
+	Service string `json:"service"`
+	// Reason is the refusal's message (or why it could not be evaluated).
+	Reason string `json:"reason"`
 }
 
 // ExitCode is the command's exit code for r: errors first, then writes.
@@ -133,6 +146,14 @@ type Services interface {
 	SyncFull(ctx context.Context, key string) error
 }
 
+// Stricter is implemented by a service controller that can say which
+// Services a stricter reuse policy would refuse, reading only.
+type Stricter interface {
+	// WouldRefuse is why the Service of key would be refused under
+	// policy, "" when it would not be (or is refused already).
+	WouldRefuse(ctx context.Context, key, policy string) (string, error)
+}
+
 // Routes is the route controller as the plan drives it.
 type Routes interface {
 	// WaitForCacheSync waits for the Node informer.
@@ -158,6 +179,10 @@ type Options struct {
 	// NodeOfInstance maps an ECS instance id to its Node, for route
 	// entries whose Description names none.
 	NodeOfInstance func(instanceID string) string
+	// StricterPolicy, when set and Services is a Stricter, is a reuse
+	// policy stricter than the cluster's under which every Service is
+	// evaluated too, so an administrator sees what switching would refuse.
+	StricterPolicy string
 }
 
 // Run drives one pass of each controller, one Service at a time so that
@@ -177,6 +202,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 		sort.Strings(keys)
+		stricter, _ := o.Services.(Stricter)
+		if stricter != nil && o.StricterPolicy != "" {
+			r.StricterPolicy = o.StricterPolicy
+		}
 		for _, key := range keys {
 			err := o.Services.SyncFull(ctx, key)
 			it := Item{Kind: "Service", Name: key, Cloud: cloudWrites(o.Cloud.Take()), Kubernetes: o.Kube.Take(), Warnings: o.Events.Take()}
@@ -185,6 +214,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				it.Error = err.Error()
 			}
 			r.add(it)
+			if r.StricterPolicy == "" {
+				continue
+			}
+			why, err := stricter.WouldRefuse(ctx, key, o.StricterPolicy)
+			if err != nil {
+				why = fmt.Sprintf("could not be evaluated: %v", err)
+			}
+			if why != "" {
+				r.WouldRefuse = append(r.WouldRefuse, Refusal{Service: key, Reason: why})
+			}
 		}
 	}
 	if o.Routes != nil {

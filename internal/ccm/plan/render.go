@@ -67,6 +67,12 @@ func table(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("plan: write the table: %w", err)
 	}
+	if len(r.WouldRefuse) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, x := range r.WouldRefuse {
+		fmt.Fprintf(w, "would be refused under loadBalancerReuse: %s: %s: %s\n", r.StricterPolicy, x.Service, x.Reason)
+	}
 	_, err := fmt.Fprintf(w, "\n%s\n", summary(r))
 	return err
 }

@@ -687,6 +687,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return c.ensure(ctx, p, svc, req, hash, false)
 }
 
+// checkGrants applies the grant rules to what req's Service names besides
+// its load balancer b (GrantChecker), under the cluster's reuse policy:
+// reads only, before any write of the sync.
+func (c *Controller) checkGrants(ctx context.Context, p Provider, req *Request, b *Binding, backendsOnly bool) error {
+	g, ok := p.(GrantChecker)
+	if !ok {
+		return nil
+	}
+	r := *req
+	r.Binding = b
+	return g.CheckGrants(ctx, &r, c.opts.ReusePolicy, backendsOnly)
+}
+
 // reuseRules are p's reuse rules under the cluster's reuse policy.
 func (c *Controller) reuseRules(p Provider) ReuseRules {
 	r := p.ReuseRules()
@@ -780,6 +793,18 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	if b == nil {
 		return ErrFullSyncNeeded
 	}
+	if err := c.checkGrants(ctx, p, req, b, true); err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			// The binding was granted once and is not now: its members
+			// are left as they are until the grant or the Service changes.
+			c.warnOnce(svc, cache.MetaObjectToName(svc).String(), refused.Reason, refused.Message)
+			return nil
+		}
+		observe(p.Kind(), VerbUpdate, start, err)
+		c.failed(svc, err)
+		return err
+	}
 	req.Binding = b
 	if err := c.resolveBackends(ctx, req); err != nil {
 		observe(p.Kind(), VerbUpdate, start, err)
@@ -841,6 +866,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	start := time.Now()
 	b, warnings, err := Bind(ctx, p, c.reuseRules(p), req)
+	if err == nil {
+		err = c.checkGrants(ctx, p, req, b, false)
+	}
 	c.warn(svc, &Result{Warnings: warnings})
 	var refused *RefusedError
 	if errors.As(err, &refused) {
@@ -855,8 +883,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		c.failed(svc, err)
 		return err
 	}
-	c.notes.Delete(noteKey(key, EventReuseRefused))
-	c.notes.Delete(noteKey(key, EventNotOwned))
+	for _, reason := range []string{EventReuseRefused, EventNotOwned, EventGroupNotGranted, EventCertificateNotGranted} {
+		c.notes.Delete(noteKey(key, reason))
+	}
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
 	// No EnsuringLoadBalancer event up front: each event is an API write

@@ -82,12 +82,13 @@ type ReuseRules struct {
 const (
 	// ReuseAny lets a Service borrow any load balancer the other rules allow.
 	ReuseAny = "any"
-	// ReuseTagged allows only load balancers tagged TagReusable=true.
+	// ReuseTagged allows only load balancers (and vgroup-port groups and
+	// certificates) granted to the Service's namespace (Granted).
 	ReuseTagged = "tagged"
 	// ReuseNone refuses every id annotation.
 	ReuseNone = "none"
-	// TagReusable is the tag an administrator sets on a load balancer that
-	// Services may borrow under ReuseTagged.
+	// TagReusable is the tag by which an administrator grants namespaces a
+	// load balancer, group or certificate under ReuseTagged (Granted).
 	TagReusable = "kubernetes.reusable"
 )
 
@@ -278,8 +279,8 @@ func checkReuse(lb *LoadBalancer, rules ReuseRules, req *Request, established bo
 	case ReuseNone:
 		return refuse("the cluster's cloud config (loadBalancerReuse: none) does not let Services reuse load balancers; remove %s", key)
 	case ReuseTagged:
-		if !strings.EqualFold(lb.Tags[TagReusable], "true") {
-			return refuse("load balancer %s is not tagged %s=true by an administrator, and the cluster's cloud config (loadBalancerReuse: tagged) allows reusing only such load balancers through %s", lb.ID, TagReusable, key)
+		if ns := req.Service.Namespace; !Granted(lb.Tags, ns) {
+			return refuse("load balancer %s is not granted to namespace %s: an administrator grants it with the tag %s; the cluster's cloud config (loadBalancerReuse: tagged) requires it for %s", lb.ID, ns, grantHint(ns), key)
 		}
 	}
 	if v, ok := lb.Tags[naming.TagKeyDefaultName]; ok {

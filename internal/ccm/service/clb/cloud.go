@@ -96,7 +96,7 @@ func (a api) groups(ctx context.Context, lbID string) ([]CurrentGroup, error) {
 	}
 	var out []CurrentGroup
 	for _, g := range resp.VServerGroups.VServerGroup {
-		out = append(out, CurrentGroup{ID: g.VServerGroupId, Name: g.VServerGroupName, Listeners: len(g.AssociatedObjects.Listeners.Listener)})
+		out = append(out, CurrentGroup{ID: g.VServerGroupId, Name: g.VServerGroupName, Listeners: len(g.AssociatedObjects.Listeners.Listener), Tags: tagMap(g.Tags.Tag)})
 	}
 	return out, nil
 }

@@ -30,6 +30,8 @@ type CurrentGroup struct {
 	ID, Name string
 	// Listeners counts the listeners forwarding to it.
 	Listeners int
+	// Tags are its cloud tags (the grant of a vgroup-port group).
+	Tags map[string]string
 }
 
 // ListenerUpdate is a change to an existing listener.

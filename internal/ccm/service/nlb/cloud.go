@@ -317,7 +317,7 @@ func currentGroup(g nlb.ServerGroup) CurrentGroup {
 	h := g.HealthCheck
 	return CurrentGroup{
 		ID: g.ServerGroupId, Name: g.ServerGroupName, Protocol: g.Protocol, Type: g.ServerGroupType,
-		AnyPort: g.AnyPortEnabled, RelatedLBs: g.RelatedLoadBalancerIds, AddressIPVersion: g.AddressIPVersion,
+		AnyPort: g.AnyPortEnabled, RelatedLBs: g.RelatedLoadBalancerIds, AddressIPVersion: g.AddressIPVersion, Tags: groupTags(g.Tags),
 		Params: map[string]string{
 			"Scheduler":                      g.Scheduler,
 			"ConnectionDrainEnabled":         boolStr(g.ConnectionDrainEnabled),

@@ -25,6 +25,8 @@ type CurrentGroup struct {
 	Params map[string]string
 	// RelatedLBs are the load balancers whose listeners use it.
 	RelatedLBs []string
+	// Tags are its cloud tags (the grant of a vgroup-port group).
+	Tags map[string]string
 }
 
 // CurrentListener is a listener as read from the cloud.
