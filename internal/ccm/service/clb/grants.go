@@ -69,7 +69,6 @@ func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, policy
 	return service.CheckCertificates(certs, named, req, policy)
 }
 
-
 // serverCertificates lists the region's server certificates with their
 // tags; the API has no paging.
 func (a api) serverCertificates(ctx context.Context) (map[string]service.Certificate, error) {
