@@ -177,6 +177,18 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 			return nil, fmt.Errorf("list vServer groups of %s: %w", lb.LoadBalancerId, err)
 		}
 	}
+	if req.Binding.Shared() {
+		// Which ports get a listener decides which get a group: the
+		// listeners are read first (they are read below anyway).
+		if s.ManagesListeners() {
+			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
+				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
+			}
+		}
+		if w := limitShared(req.Binding, model, groups, listeners, s.ManagesListeners(), s.LoadBalancer.ForceOverrideListeners, false); w != nil {
+			res.Warnings = append(res.Warnings, *w)
+		}
+	}
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.MissingBound) > 0 {
 		return nil, fmt.Errorf("%s names vServer groups %s that do not exist on load balancer %s", s.Key("vgroup-port"), strings.Join(gplan.MissingBound, ", "), lb.LoadBalancerId)
@@ -184,9 +196,17 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 	if err := p.syncGroups(ctx, lb.LoadBalancerId, model, gplan, s); err != nil {
 		return nil, err
 	}
+	if req.Binding.Reused {
+		// A binding that went (vgroup-port removed, or moved to another
+		// group) takes the Service's members with it at once: found in
+		// the cloud by their description, not remembered.
+		if err := p.releaseMembers(ctx, req, groups, boundGroups(model)); err != nil {
+			return nil, err
+		}
+	}
 
 	if s.ManagesListeners() {
-		if !created {
+		if !created && !req.Binding.Shared() {
 			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
 				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
 			}
@@ -251,6 +271,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 		return nil, fmt.Errorf("list vServer groups of %s: %w", lbID, err)
 	}
 	model := BuildModel(req, req.ENIs)
+	limitShared(req.Binding, model, groups, nil, s.ManagesListeners(), s.LoadBalancer.ForceOverrideListeners, true)
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.Create) > 0 || len(gplan.MissingBound) > 0 || len(gplan.Delete) > 0 {
 		return nil, service.ErrFullSyncNeeded
@@ -718,24 +739,41 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	if err != nil {
 		return true, fmt.Errorf("list vServer groups of reused %s: %w", id, err)
 	}
-	bound := map[string]bool{}
-	if req.Settings != nil && req.Settings.LoadBalancer.ID == id {
-		// vgroup-port groups are named for the load balancer of the id
-		// annotation only.
-		for _, port := range req.Settings.Ports {
-			if port.VGroupID != "" {
-				bound[port.VGroupID] = true
-			}
-		}
-	}
 	for _, g := range groups {
 		if parsed, ours := ref.OwnsCLB(g.Name); ours {
 			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
 				return true, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
 			}
-			continue
 		}
-		if !bound[g.ID] {
+	}
+	// The Service's members leave every group it was bound to, whatever
+	// its annotations say now.
+	if err := p.releaseMembers(ctx, req, groups, nil); err != nil && !cloud.IsNotFound(err) {
+		return true, err
+	}
+	return true, nil
+}
+
+// boundGroups are the ids of the groups the model binds with vgroup-port.
+func boundGroups(m *Model) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range m.Groups {
+		if g.BoundID != "" {
+			out[g.BoundID] = true
+		}
+	}
+	return out
+}
+
+// releaseMembers removes the Service's members (those whose description
+// names it) from the load balancer's user-made groups it is no longer
+// bound to (all but keep). Only groups whose name follows no Service's
+// naming are read, one call each: a group the CCM made for another Service
+// is never bindable, so the Service cannot have members there.
+func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
+	ref := naming.For(req.Service, req.ClusterID)
+	for _, g := range groups {
+		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
 			continue
 		}
 		cur, err := p.api.members(ctx, g.ID)
@@ -743,7 +781,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 			continue
 		}
 		if err != nil {
-			return true, fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
+			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
 		}
 		var mine []Backend
 		for _, b := range cur {
@@ -751,11 +789,15 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 				mine = append(mine, b)
 			}
 		}
+		if len(mine) == 0 {
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing the Service's backends from a vServer group it is no longer bound to", "group", g.ID, "backends", len(mine))
 		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil && !cloud.IsNotFound(err) {
-			return true, fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
+			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // ListTagged implements service.Lister: one DescribeLoadBalancers page per
