@@ -200,6 +200,14 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if err := p.syncGroups(ctx, req, vpcID, model, gplan); err != nil {
 		return nil, err
 	}
+	if req.Binding.Reused && !created {
+		// A binding that went (vgroup-port removed, or moved to another
+		// group) takes the Service's servers with it at once: found in
+		// the cloud by their description, not remembered.
+		if err := p.releaseMembers(ctx, req, lb.ID, boundIDs(model)); err != nil {
+			return nil, err
+		}
+	}
 	if lb.Status == statusProvisioning {
 		// The groups above took the provisioning time, or most of it.
 		var err error
@@ -982,6 +990,11 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err := p.removeBoundMembers(ctx, req); err != nil {
 		return "", err
 	}
+	for _, id := range req.Binding.Release {
+		if err := p.releaseMembers(ctx, req, id, nil); err != nil && !cloud.IsNotFound(err) {
+			return "", err
+		}
+	}
 	if len(done) == 0 {
 		done = append(done, "The Service has no load balancer of its own to delete")
 	}
@@ -1058,6 +1071,71 @@ func (p *Provider) removeBoundMembers(ctx context.Context, req *service.Request)
 			}
 		}
 		if ops := p.memberOps(g.BoundID, ServerPlan{Remove: mine}); len(ops) > 0 {
+			queues = append(queues, ops)
+		}
+	}
+	return p.runQueues(ctx, "server removal", queues)
+}
+
+// boundIDs are the ids of the groups the model binds with vgroup-port.
+func boundIDs(m *Model) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range m.Groups {
+		if g.BoundID != "" {
+			out[g.BoundID] = true
+		}
+	}
+	return out
+}
+
+// releaseMembers removes the Service's servers (those whose description
+// names it) from the user-made groups the listeners of load balancer lbID
+// forward to, but those in keep: the groups it is no longer bound to. A
+// group named for a Service is skipped (the CCM's groups of another
+// Service are never bindable); the others cost one read each.
+func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
+	ref := naming.For(req.Service, req.ClusterID)
+	listeners, err := p.api.listeners(ctx, lbID)
+	if err != nil {
+		return fmt.Errorf("list listeners of %s: %w", lbID, err)
+	}
+	var ids []string
+	for _, l := range listeners {
+		if l.ServerGroupID != "" && !keep[l.ServerGroupID] && !slices.Contains(ids, l.ServerGroupID) {
+			ids = append(ids, l.ServerGroupID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Strings(ids)
+	groups, err := p.api.groupsByID(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("list server groups %s: %w", strings.Join(ids, ", "), err)
+	}
+	var queues [][]op
+	for _, g := range groups {
+		if _, named := naming.ParseNLB(g.Name); named {
+			continue
+		}
+		cur, err := p.api.servers(ctx, g.ID)
+		if cloud.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read servers of server group %s: %w", g.ID, err)
+		}
+		var mine []Server
+		for _, srv := range cur {
+			if _, ok := ref.OwnsNLB(srv.Description); ok {
+				mine = append(mine, srv)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing the Service's servers from a server group it is no longer bound to", "serverGroup", g.ID, "servers", len(mine))
+		if ops := p.memberOps(g.ID, ServerPlan{Remove: mine}); len(ops) > 0 {
 			queues = append(queues, ops)
 		}
 	}
