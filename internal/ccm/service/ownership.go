@@ -258,17 +258,23 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 	return b, warnings, nil
 }
 
-// tagged returns the load balancers tagged for svc, oldest first (the
-// id breaks ties): all of them from a Lister, else the Finder's one.
+// AllTagged is a Finder that can return every load balancer tagged for a
+// Service, not only one.
+type AllTagged interface {
+	// FindAllTagged returns every load balancer tagged
+	// kubernetes.do.not.delete=<defaultName>.
+	FindAllTagged(ctx context.Context, defaultName string) ([]*LoadBalancer, error)
+}
+
+// tagged returns the load balancers tagged for svc, oldest first (the id
+// breaks ties): all of them from an AllTagged Finder, else FindTagged's.
 func tagged(ctx context.Context, f Finder, svc *corev1.Service) ([]*LoadBalancer, error) {
 	name := naming.DefaultLBName(svc)
-	if l, ok := f.(Lister); ok {
-		lbs, err := l.ListTagged(ctx, naming.TagKeyDefaultName, name)
+	if l, ok := f.(AllTagged); ok {
+		lbs, err := l.FindAllTagged(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		// A filtered listing can in principle return others: keep only
-		// those carrying the tag, as FindTagged's callers expect.
 		var out []*LoadBalancer
 		for _, lb := range lbs {
 			if lb != nil && lb.Tags[naming.TagKeyDefaultName] == name {

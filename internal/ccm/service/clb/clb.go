@@ -63,7 +63,10 @@ type Provider struct {
 	owedACLs service.Owed
 }
 
-var _ service.Provider = (*Provider)(nil)
+var (
+	_ service.Provider  = (*Provider)(nil)
+	_ service.AllTagged = (*Provider)(nil)
+)
 
 // New returns the CLB provider.
 func New(opts Options) (*Provider, error) {
@@ -798,6 +801,12 @@ func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, gro
 		}
 	}
 	return nil
+}
+
+// FindAllTagged implements service.AllTagged: every load balancer tagged
+// for a Service, in the one call FindTagged makes.
+func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
+	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
 }
 
 // ListTagged implements service.Lister: one DescribeLoadBalancers page per

@@ -86,7 +86,10 @@ type Provider struct {
 	owedGroups service.Owed
 }
 
-var _ service.Provider = (*Provider)(nil)
+var (
+	_ service.Provider  = (*Provider)(nil)
+	_ service.AllTagged = (*Provider)(nil)
+)
 
 // New returns the NLB provider.
 func New(opts Options) (*Provider, error) {
@@ -1140,6 +1143,12 @@ func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbI
 		}
 	}
 	return p.runQueues(ctx, "server removal", queues)
+}
+
+// FindAllTagged implements service.AllTagged: every load balancer tagged
+// for a Service, in the one call FindTagged makes.
+func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
+	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
 }
 
 // ListTagged implements service.Lister: one ListLoadBalancers page per 100
