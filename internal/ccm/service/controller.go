@@ -160,6 +160,9 @@ type Controller struct {
 	pods podFacts
 	// nodeBatch queues the Services Node changes move, a window at a time.
 	nodeBatch *nodeBatch
+	// borrowers indexes Services by the load balancers they claim
+	// (borrowIndex), to find who shares a borrowed one.
+	borrowers cache.Indexer
 }
 
 // New validates opts and registers the event handlers.
@@ -212,6 +215,9 @@ func New(opts Options) (*Controller, error) {
 	nodeInf := opts.Informers.Core().V1().Nodes()
 	sliceInf := opts.Informers.Discovery().V1().EndpointSlices()
 	setTransforms(svcInf.Informer(), nodeInf.Informer(), sliceInf.Informer())
+	if err := svcInf.Informer().AddIndexers(cache.Indexers{borrowIndex: borrowClaims}); err != nil {
+		return nil, fmt.Errorf("service controller: index Services by load balancer: %w", err)
+	}
 	c := &Controller{
 		opts: opts, kube: opts.KubeClient, recorder: opts.Recorder, providers: opts.Providers,
 		services: svcInf.Lister(), nodes: nodeInf.Lister(), slices: sliceInf.Lister(),
@@ -223,12 +229,13 @@ func New(opts Options) (*Controller, error) {
 			),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
 		conflicts: workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.ConfiguringRetry, opts.MaxConfiguringRetry),
+		borrowers: svcInf.Informer().GetIndexer(),
 	}
 	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueueService(obj) },
+		AddFunc:    func(obj any) { c.enqueueService(obj); c.borrowersChanged(nil, obj) },
 		UpdateFunc: c.serviceUpdated,
-		DeleteFunc: func(obj any) { c.enqueueService(obj) },
+		DeleteFunc: func(obj any) { c.enqueueService(obj); c.borrowersChanged(obj, nil) },
 	}, opts.ResyncPeriod); err != nil {
 		return nil, fmt.Errorf("service controller: watch Services: %w", err)
 	}
@@ -429,6 +436,7 @@ func (c *Controller) serviceUpdated(oldObj, newObj any) {
 	if !ok1 || !ok2 {
 		return
 	}
+	c.borrowersChanged(o, n)
 	relevant := o.ResourceVersion == n.ResourceVersion || // periodic resync
 		!reflect.DeepEqual(o.Spec, n.Spec) ||
 		!reflect.DeepEqual(o.Annotations, n.Annotations) ||
@@ -806,6 +814,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 		return err
 	}
 	req.Binding = b
+	c.share(svc, b)
 	if err := c.resolveBackends(ctx, req); err != nil {
 		observe(p.Kind(), VerbUpdate, start, err)
 		c.failed(svc, err)
@@ -888,6 +897,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
+	c.share(svc, b)
 	// No EnsuringLoadBalancer event up front: each event is an API write
 	// under the same client rate as the Service's patches. A sync that
 	// finishes says EnsuredLoadBalancer; one that waits for the cloud or

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -54,6 +56,9 @@ type LoadBalancer struct {
 	ResourceGroupID string
 	// Addresses are the IPs or DNS names it answers on.
 	Addresses []string
+	// Created is when it was created (zero when unknown): of several
+	// load balancers tagged for one Service the oldest is kept.
+	Created time.Time
 	// Native is the provider's own description of it, handed back to the
 	// provider so it need not read the load balancer twice.
 	Native any
@@ -64,7 +69,8 @@ type Finder interface {
 	// Describe reads one load balancer; nil, nil when it does not exist.
 	Describe(ctx context.Context, id string) (*LoadBalancer, error)
 	// FindTagged returns the load balancer tagged
-	// kubernetes.do.not.delete=<defaultName>; nil, nil when there is none.
+	// kubernetes.do.not.delete=<defaultName>, the oldest when several are;
+	// nil, nil when there is none.
 	FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error)
 }
 
@@ -108,6 +114,14 @@ type Binding struct {
 	// each only what is named after the Service, and one that no longer
 	// exists counts as released.
 	Release []string
+	// SharedWith are the other Services (namespace/name) that borrow LB
+	// too, sorted; the controller fills it in once per sync (share). While
+	// it is not empty no Service changes LB's own settings.
+	SharedWith []string
+	// Duplicates are further load balancers tagged for the Service besides
+	// LB (a create whose answer was lost, then a crash): Delete deletes
+	// them with it.
+	Duplicates []*LoadBalancer
 }
 
 // Own returns the bound load balancer only when its tags prove it was
@@ -118,6 +132,24 @@ func (b *Binding) Own(req *Request) *LoadBalancer {
 		return nil
 	}
 	return b.LB
+}
+
+// OwnAll returns Own and every duplicate proven the Service's by its tags:
+// the load balancers Delete deletes (or preserves).
+func (b *Binding) OwnAll(req *Request) []*LoadBalancer {
+	var out []*LoadBalancer
+	if lb := b.Own(req); lb != nil {
+		out = append(out, lb)
+	}
+	if b == nil {
+		return out
+	}
+	for _, d := range b.Duplicates {
+		if d != nil && d.Tags != nil && OwnedBy(d.Tags, req.Service, req.ClusterID) && (len(out) == 0 || d.ID != out[0].ID) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Previous returns Gone, "" on a nil Binding.
@@ -200,19 +232,89 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 			warnings = append(warnings, notOwnedWarning(label))
 		}
 	}
-	lb, err := f.FindTagged(ctx, naming.DefaultLBName(svc))
+	all, err := tagged(ctx, f, svc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
 	}
-	if lb != nil {
-		if !OwnedBy(lb.Tags, svc, req.ClusterID) {
-			return nil, warnings, &RefusedError{Reason: EventNotOwned, Message: fmt.Sprintf(
-				"load balancer %s is tagged %s=%s for this Service but %s=%s, not this cluster's %q; refusing to manage it (was cloud-config clusterID changed?)",
-				lb.ID, naming.TagKeyDefaultName, naming.DefaultLBName(svc), naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster], naming.ClusterID(req.ClusterID))}
+	var owned []*LoadBalancer
+	for _, lb := range all {
+		if OwnedBy(lb.Tags, svc, req.ClusterID) {
+			owned = append(owned, lb)
 		}
-		b.LB = lb
+	}
+	if len(owned) == 0 && len(all) > 0 {
+		lb := all[0]
+		return nil, warnings, &RefusedError{Reason: EventNotOwned, Message: fmt.Sprintf(
+			"load balancer %s is tagged %s=%s for this Service but %s=%s, not this cluster's %q; refusing to manage it (was cloud-config clusterID changed?)",
+			lb.ID, naming.TagKeyDefaultName, naming.DefaultLBName(svc), naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster], naming.ClusterID(req.ClusterID))}
+	}
+	if len(owned) > 0 {
+		// The oldest is kept, whichever order the cloud lists them in; the
+		// others are reported and deleted with the Service (ReleaseSet).
+		b.LB, b.Duplicates = owned[0], owned[1:]
+		if len(b.Duplicates) > 0 {
+			warnings = append(warnings, duplicatesWarning(b.LB, b.Duplicates))
+		}
 	}
 	return b, warnings, nil
+}
+
+// AllTagged is a Finder that can return every load balancer tagged for a
+// Service, not only one.
+type AllTagged interface {
+	// FindAllTagged returns every load balancer tagged
+	// kubernetes.do.not.delete=<defaultName>.
+	FindAllTagged(ctx context.Context, defaultName string) ([]*LoadBalancer, error)
+}
+
+// tagged returns the load balancers tagged for svc, oldest first (the id
+// breaks ties): all of them from an AllTagged Finder, else FindTagged's.
+func tagged(ctx context.Context, f Finder, svc *corev1.Service) ([]*LoadBalancer, error) {
+	name := naming.DefaultLBName(svc)
+	if l, ok := f.(AllTagged); ok {
+		lbs, err := l.FindAllTagged(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		var out []*LoadBalancer
+		for _, lb := range lbs {
+			if lb != nil && lb.Tags[naming.TagKeyDefaultName] == name {
+				out = append(out, lb)
+			}
+		}
+		oldestFirst(out)
+		return out, nil
+	}
+	lb, err := f.FindTagged(ctx, name)
+	if err != nil || lb == nil {
+		return nil, err
+	}
+	return []*LoadBalancer{lb}, nil
+}
+
+// oldestFirst sorts load balancers by creation time, unknown times last,
+// then by id.
+func oldestFirst(lbs []*LoadBalancer) {
+	sort.SliceStable(lbs, func(i, j int) bool {
+		a, b := lbs[i], lbs[j]
+		if !a.Created.Equal(b.Created) {
+			if a.Created.IsZero() || b.Created.IsZero() {
+				return b.Created.IsZero()
+			}
+			return a.Created.Before(b.Created)
+		}
+		return a.ID < b.ID
+	})
+}
+
+func duplicatesWarning(kept *LoadBalancer, dups []*LoadBalancer) Warning {
+	ids := make([]string, 0, len(dups))
+	for _, d := range dups {
+		ids = append(ids, d.ID)
+	}
+	return Warning{Reason: EventDuplicateLoadBalancers, Message: fmt.Sprintf(
+		"Load balancers %s are tagged %s for this Service besides %s (a create whose answer was lost); %s is used, the others are deleted with the Service",
+		strings.Join(ids, ", "), naming.TagKeyDefaultName, kept.ID, kept.ID)}
 }
 
 func notOwnedWarning(id string) Warning {
@@ -333,31 +435,41 @@ func refuse(format string, args ...any) error {
 }
 
 // ownAndLabelled finds the load balancer created for the Service, proven
-// by its tags (the label only saves the search; nil when there is none),
-// and the load balancer the label names when it is not that one (nil when
-// there is none or it no longer exists).
-func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, warnings []Warning, err error) {
+// by its tags (the labelled one when the label names one, else the
+// oldest; nil when there is none), the further ones tagged for it (dups),
+// and the load balancer the label names when it is not the Service's own
+// (nil when there is none or it no longer exists). Every load balancer
+// tagged for the Service is listed even when the label names one: a lost
+// create answer and a crash can leave two, and Delete must delete both.
+func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, dups []*LoadBalancer, warnings []Warning, err error) {
 	svc := req.Service
 	if id := req.LoadBalancerID; id != "" {
 		lb, err := p.Describe(ctx, id)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
+			return nil, nil, nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
 		}
 		if lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
-			return lb, nil, nil, nil
+			own = lb
+		} else {
+			labelled = lb
 		}
-		labelled = lb
 	}
-	lb, err := p.FindTagged(ctx, naming.DefaultLBName(svc))
+	all, err := tagged(ctx, p, svc)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+		return nil, nil, nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
 	}
-	if lb != nil && !OwnedBy(lb.Tags, svc, req.ClusterID) {
-		warnings = append(warnings, Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
-			"Not deleting load balancer %s: it is tagged for this Service but %s=%s names another cluster", lb.ID, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster])})
-		lb = nil
+	for _, lb := range all {
+		switch {
+		case !OwnedBy(lb.Tags, svc, req.ClusterID):
+			warnings = append(warnings, Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
+				"Not deleting load balancer %s: it is tagged for this Service but %s=%s names another cluster", lb.ID, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster])})
+		case own == nil:
+			own = lb
+		case lb.ID != own.ID:
+			dups = append(dups, lb)
+		}
 	}
-	return lb, labelled, warnings, nil
+	return own, labelled, dups, warnings, nil
 }
 
 // ReleaseSet is what Delete must release for req's Service, whatever its
@@ -373,11 +485,11 @@ func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled 
 // One that no longer exists is released already. With
 // preserve-lb-on-delete nothing borrowed is released, as before.
 func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warning, error) {
-	own, labelled, warnings, err := ownAndLabelled(ctx, f, req)
+	own, labelled, dups, warnings, err := ownAndLabelled(ctx, f, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &Binding{LB: own, Reused: req.Settings != nil && req.Settings.Reused()}
+	b := &Binding{LB: own, Duplicates: dups, Reused: req.Settings != nil && req.Settings.Reused()}
 	if req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete {
 		return b, warnings, nil
 	}
@@ -473,15 +585,15 @@ func CreateIdempotent[T any](ctx context.Context, svc *corev1.Service, previous,
 }
 
 // Lookups makes a Finder of a provider's two reads (one load balancer by
-// id, the first tagged key=value) and its conversion to LoadBalancer; a nil
-// result from a read means "none".
-func Lookups[T any](byID func(context.Context, string) (*T, error), byTag func(context.Context, string, string) (*T, error), facts func(*T) *LoadBalancer) Finder {
+// id, every load balancer tagged key=value) and its conversion to
+// LoadBalancer; a nil result from the read by id means "none".
+func Lookups[T any](byID func(context.Context, string) (*T, error), byTag func(context.Context, string, string) ([]*T, error), facts func(*T) *LoadBalancer) Finder {
 	return lookups[T]{byID, byTag, facts}
 }
 
 type lookups[T any] struct {
 	byID  func(context.Context, string) (*T, error)
-	byTag func(context.Context, string, string) (*T, error)
+	byTag func(context.Context, string, string) ([]*T, error)
 	facts func(*T) *LoadBalancer
 }
 
@@ -494,13 +606,19 @@ func (l lookups[T]) Describe(ctx context.Context, id string) (*LoadBalancer, err
 	return l.facts(lb), nil
 }
 
-// FindTagged implements Finder.
+// FindTagged implements Finder: the oldest of the load balancers tagged
+// for the Service, so every sync picks the same one.
 func (l lookups[T]) FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error) {
-	lb, err := l.byTag(ctx, naming.TagKeyDefaultName, defaultName)
-	if err != nil || lb == nil {
+	lbs, err := l.byTag(ctx, naming.TagKeyDefaultName, defaultName)
+	if err != nil || len(lbs) == 0 {
 		return nil, err
 	}
-	return l.facts(lb), nil
+	out := make([]*LoadBalancer, 0, len(lbs))
+	for _, lb := range lbs {
+		out = append(out, l.facts(lb))
+	}
+	oldestFirst(out)
+	return out[0], nil
 }
 
 // idKey is the id annotation's key as the Service's provider spells it.

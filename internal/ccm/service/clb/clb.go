@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
@@ -61,7 +63,10 @@ type Provider struct {
 	owedACLs service.Owed
 }
 
-var _ service.Provider = (*Provider)(nil)
+var (
+	_ service.Provider  = (*Provider)(nil)
+	_ service.AllTagged = (*Provider)(nil)
+)
 
 // New returns the CLB provider.
 func New(opts Options) (*Provider, error) {
@@ -97,7 +102,16 @@ func facts(lb *slb.LoadBalancer) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.LoadBalancerId, Tags: tags, VpcID: lb.VpcId, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroupId, Addresses: []string{lb.Address}, Native: lb,
+		Created: createdAt(lb),
 	}
+}
+
+// createdAt is when lb was created; zero when the answer does not say.
+func createdAt(lb *slb.LoadBalancer) time.Time {
+	if lb.CreateTimeStamp > 0 {
+		return time.UnixMilli(lb.CreateTimeStamp)
+	}
+	return time.Time{}
 }
 
 // native is the CLB description behind a bound load balancer.
@@ -149,7 +163,9 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 		for _, ch := range annotations.ImmutableChanges(attributes(lb), s) {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
-		if err := p.updateAttributes(ctx, req, lb); err != nil {
+		warnings, err := p.updateAttributes(ctx, req, lb)
+		res.Warnings = append(res.Warnings, warnings...)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -164,6 +180,18 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 			return nil, fmt.Errorf("list vServer groups of %s: %w", lb.LoadBalancerId, err)
 		}
 	}
+	if req.Binding.Shared() {
+		// Which ports get a listener decides which get a group: the
+		// listeners are read first (they are read below anyway).
+		if s.ManagesListeners() {
+			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
+				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
+			}
+		}
+		if w := limitShared(req.Binding, model, groups, listeners, s.ManagesListeners(), s.LoadBalancer.ForceOverrideListeners, false); w != nil {
+			res.Warnings = append(res.Warnings, *w)
+		}
+	}
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.MissingBound) > 0 {
 		return nil, fmt.Errorf("%s names vServer groups %s that do not exist on load balancer %s", s.Key("vgroup-port"), strings.Join(gplan.MissingBound, ", "), lb.LoadBalancerId)
@@ -171,9 +199,17 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 	if err := p.syncGroups(ctx, lb.LoadBalancerId, model, gplan, s); err != nil {
 		return nil, err
 	}
+	if req.Binding.Reused {
+		// A binding that went (vgroup-port removed, or moved to another
+		// group) takes the Service's members with it at once: found in
+		// the cloud by their description, not remembered.
+		if err := p.releaseMembers(ctx, req, groups, boundGroups(model)); err != nil {
+			return nil, err
+		}
+	}
 
 	if s.ManagesListeners() {
-		if !created {
+		if !created && !req.Binding.Shared() {
 			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
 				return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
 			}
@@ -238,6 +274,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 		return nil, fmt.Errorf("list vServer groups of %s: %w", lbID, err)
 	}
 	model := BuildModel(req, req.ENIs)
+	limitShared(req.Binding, model, groups, nil, s.ManagesListeners(), s.LoadBalancer.ForceOverrideListeners, true)
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.Create) > 0 || len(gplan.MissingBound) > 0 || len(gplan.Delete) > 0 {
 		return nil, service.ErrFullSyncNeeded
@@ -460,22 +497,36 @@ func (p *Provider) defaultVSwitch(zone string) string {
 
 // updateAttributes changes only what the annotations explicitly ask for
 // and the cloud does not already have; absent annotations leave the cloud
-// alone, so an adopted load balancer sees no write.
-func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, lb *slb.LoadBalancer) error {
+// alone, so an adopted load balancer sees no write. On a borrowed load
+// balancer other Services share, no setting is written: each difference is
+// a Warning (service.SharedSettingIgnored).
+func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, lb *slb.LoadBalancer) ([]service.Warning, error) {
 	s := req.Settings
 	lbs := s.LoadBalancer
 	id := lb.LoadBalancerId
 	a := p.api
-	if lbs.Name != nil && *lbs.Name != lb.LoadBalancerName {
+	shared := req.Binding.Shared()
+	var warnings []service.Warning
+	// frozen reports, on a shared load balancer, the annotation that asks
+	// for want where the cloud has have; the caller then writes nothing.
+	frozen := func(suffix, have, want string) bool {
+		if !shared {
+			return false
+		}
+		warnings = append(warnings, service.SharedSettingIgnored(req.Binding, s.Key(suffix), have, want))
+		return true
+	}
+	if lbs.Name != nil && *lbs.Name != lb.LoadBalancerName && !frozen("name", lb.LoadBalancerName, *lbs.Name) {
 		r := slb.CreateSetLoadBalancerNameRequest()
 		r.LoadBalancerId, r.LoadBalancerName = id, *lbs.Name
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetLoadBalancerName", func(c *cloud.Clients) (*slb.SetLoadBalancerNameResponse, error) {
 			return c.SLB.SetLoadBalancerName(r)
 		}); err != nil {
-			return fmt.Errorf("rename load balancer %s: %w", id, err)
+			return warnings, fmt.Errorf("rename load balancer %s: %w", id, err)
 		}
 	}
-	if lbs.InstanceChargeType != nil && !strings.EqualFold(*lbs.InstanceChargeType, lb.InstanceChargeType) && lb.InstanceChargeType != "" {
+	if lbs.InstanceChargeType != nil && !strings.EqualFold(*lbs.InstanceChargeType, lb.InstanceChargeType) && lb.InstanceChargeType != "" &&
+		!frozen("instance-charge-type", lb.InstanceChargeType, *lbs.InstanceChargeType) {
 		r := slb.CreateModifyLoadBalancerInstanceChargeTypeRequest()
 		r.LoadBalancerId, r.InstanceChargeType = id, *lbs.InstanceChargeType
 		if *lbs.InstanceChargeType == "PayBySpec" {
@@ -484,21 +535,32 @@ func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, l
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInstanceChargeType", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInstanceChargeTypeResponse, error) {
 			return c.SLB.ModifyLoadBalancerInstanceChargeType(r)
 		}); err != nil {
-			return fmt.Errorf("change the instance charge type of %s: %w", id, err)
+			return warnings, fmt.Errorf("change the instance charge type of %s: %w", id, err)
 		}
 		lb.LoadBalancerSpec = r.LoadBalancerSpec
 	}
-	if lbs.Spec != nil && *lbs.Spec != lb.LoadBalancerSpec && !strings.EqualFold(annotations.Or(lbs.InstanceChargeType, lb.InstanceChargeType), "PayByCLCU") {
+	if lbs.Spec != nil && *lbs.Spec != lb.LoadBalancerSpec && !strings.EqualFold(annotations.Or(lbs.InstanceChargeType, lb.InstanceChargeType), "PayByCLCU") &&
+		!frozen("spec", lb.LoadBalancerSpec, *lbs.Spec) {
 		r := slb.CreateModifyLoadBalancerInstanceSpecRequest()
 		r.LoadBalancerId, r.LoadBalancerSpec = id, *lbs.Spec
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInstanceSpec", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInstanceSpecResponse, error) {
 			return c.SLB.ModifyLoadBalancerInstanceSpec(r)
 		}); err != nil {
-			return fmt.Errorf("change the spec of %s: %w", id, err)
+			return warnings, fmt.Errorf("change the spec of %s: %w", id, err)
 		}
 	}
-	if lb.AddressType == "internet" && (lbs.ChargeType != nil && !strings.EqualFold(*lbs.ChargeType, lb.InternetChargeType) ||
-		lbs.Bandwidth != nil && *lbs.Bandwidth != lb.Bandwidth && strings.EqualFold(annotations.Or(lbs.ChargeType, lb.InternetChargeType), "paybybandwidth")) {
+	chargeDiffers := lbs.ChargeType != nil && !strings.EqualFold(*lbs.ChargeType, lb.InternetChargeType)
+	bandwidthDiffers := lbs.Bandwidth != nil && *lbs.Bandwidth != lb.Bandwidth && strings.EqualFold(annotations.Or(lbs.ChargeType, lb.InternetChargeType), "paybybandwidth")
+	switch {
+	case lb.AddressType != "internet" || !chargeDiffers && !bandwidthDiffers:
+	case shared:
+		if chargeDiffers {
+			frozen("charge-type", lb.InternetChargeType, *lbs.ChargeType)
+		}
+		if bandwidthDiffers {
+			frozen("bandwidth", strconv.Itoa(lb.Bandwidth), strconv.Itoa(*lbs.Bandwidth))
+		}
+	default:
 		r := slb.CreateModifyLoadBalancerInternetSpecRequest()
 		r.LoadBalancerId = id
 		r.InternetChargeType = annotations.Or(lbs.ChargeType, lb.InternetChargeType)
@@ -508,33 +570,42 @@ func (p *Provider) updateAttributes(ctx context.Context, req *service.Request, l
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "ModifyLoadBalancerInternetSpec", func(c *cloud.Clients) (*slb.ModifyLoadBalancerInternetSpecResponse, error) {
 			return c.SLB.ModifyLoadBalancerInternetSpec(r)
 		}); err != nil {
-			return fmt.Errorf("change the internet charge of %s: %w", id, err)
+			return warnings, fmt.Errorf("change the internet charge of %s: %w", id, err)
 		}
 	}
-	if lbs.DeleteProtection != nil && onOff(*lbs.DeleteProtection) != lb.DeleteProtection {
+	if lbs.DeleteProtection != nil && onOff(*lbs.DeleteProtection) != lb.DeleteProtection && !frozen("delete-protection", lb.DeleteProtection, onOff(*lbs.DeleteProtection)) {
 		if err := a.setDeleteProtection(ctx, id, onOff(*lbs.DeleteProtection)); err != nil {
-			return fmt.Errorf("set delete protection of %s: %w", id, err)
+			return warnings, fmt.Errorf("set delete protection of %s: %w", id, err)
 		}
 	}
-	if lbs.ModificationProtection != nil && *lbs.ModificationProtection != lb.ModificationProtectionStatus {
+	if lbs.ModificationProtection != nil && *lbs.ModificationProtection != lb.ModificationProtectionStatus &&
+		!frozen("modification-protection", lb.ModificationProtectionStatus, *lbs.ModificationProtection) {
 		if err := a.setModificationProtection(ctx, id, *lbs.ModificationProtection); err != nil {
-			return fmt.Errorf("set modification protection of %s: %w", id, err)
+			return warnings, fmt.Errorf("set modification protection of %s: %w", id, err)
 		}
 	}
 	want := append([]naming.Tag(nil), lbs.AdditionalTags...)
 	if s.Reused() {
 		want = append(want, naming.ReusedTag())
 	}
-	set, remove := naming.PlanTags(facts(lb).Tags, want, !s.Reused())
+	current := facts(lb).Tags
+	set, remove := naming.PlanTags(current, want, !s.Reused())
+	if shared {
+		var ignored []naming.Tag
+		set, ignored = service.SplitSharedTags(set)
+		if len(ignored) > 0 {
+			frozen("additional-resource-tags", service.TagsHave(current, ignored), service.TagsWant(ignored))
+		}
+	}
 	if err := a.tag(ctx, id, set); err != nil {
-		return fmt.Errorf("tag load balancer %s: %w", id, err)
+		return warnings, fmt.Errorf("tag load balancer %s: %w", id, err)
 	}
 	if len(remove) > 0 {
 		if err := a.untag(ctx, id, remove); err != nil {
-			return fmt.Errorf("remove tags %s dropped from %s from load balancer %s: %w", strings.Join(remove, ", "), s.Key("additional-resource-tags"), id, err)
+			return warnings, fmt.Errorf("remove tags %s dropped from %s from load balancer %s: %w", strings.Join(remove, ", "), s.Key("additional-resource-tags"), id, err)
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // ingress is the Service status: the hostname annotation, else the address.
@@ -573,8 +644,13 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			done = append(done, fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, vServer groups and backends", id))
 		}
 	}
-	lb := native(&service.Binding{LB: req.Binding.Own(req)})
-	if lb == nil {
+	var own []*slb.LoadBalancer
+	for _, o := range req.Binding.OwnAll(req) {
+		if lb := native(&service.Binding{LB: o}); lb != nil {
+			own = append(own, lb)
+		}
+	}
+	if len(own) == 0 {
 		if err := p.cleanSourceRanges(ctx, req, &done); err != nil {
 			return "", err
 		}
@@ -583,8 +659,30 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		}
 		return strings.Join(done, "; "), nil
 	}
+	// Every load balancer tagged for the Service goes (or is preserved):
+	// a lost create answer and a crash can leave more than one.
+	for _, lb := range own {
+		what, err := p.deleteOwn(ctx, lb, s.LoadBalancer.PreserveOnDelete)
+		if err != nil {
+			return "", err
+		}
+		done = append(done, what)
+	}
+	if s.LoadBalancer.PreserveOnDelete || soakBugSkipACLCleanup {
+		return strings.Join(done, "; "), nil
+	}
+	if err := p.cleanSourceRanges(ctx, req, &done); err != nil {
+		return "", err
+	}
+	return strings.Join(done, "; "), nil
+}
+
+// deleteOwn deletes one load balancer of the Service, delete protection
+// turned off first, or with preserve keeps it, losing only its protections
+// and our tags. It says what it did.
+func (p *Provider) deleteOwn(ctx context.Context, lb *slb.LoadBalancer, preserve bool) (string, error) {
 	id := lb.LoadBalancerId
-	if s.LoadBalancer.PreserveOnDelete {
+	if preserve {
 		if lb.DeleteProtection == "on" {
 			if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil && !cloud.IsNotFound(err) {
 				return "", fmt.Errorf("turn off delete protection of preserved %s: %w", id, err)
@@ -606,7 +704,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 				return "", fmt.Errorf("remove our tags from preserved %s: %w", id, err)
 			}
 		}
-		return strings.Join(append(done, fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id)), "; "), nil
+		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete); protections off, default tags removed", id), nil
 	}
 	if lb.DeleteProtection == "on" {
 		if err := p.api.setDeleteProtection(ctx, id, "off"); err != nil && !cloud.IsNotFound(err) {
@@ -616,14 +714,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if err := p.api.deleteLB(ctx, id); err != nil && !cloud.IsNotFound(err) {
 		return "", fmt.Errorf("delete load balancer %s: %w", id, err)
 	}
-	done = append(done, fmt.Sprintf("Deleted load balancer %s", id))
-	if soakBugSkipACLCleanup {
-		return strings.Join(done, "; "), nil
-	}
-	if err := p.cleanSourceRanges(ctx, req, &done); err != nil {
-		return "", err
-	}
-	return strings.Join(done, "; "), nil
+	return fmt.Sprintf("Deleted load balancer %s", id), nil
 }
 
 // releaseReused removes what this Service put on a reused load balancer:
@@ -651,24 +742,41 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 	if err != nil {
 		return true, fmt.Errorf("list vServer groups of reused %s: %w", id, err)
 	}
-	bound := map[string]bool{}
-	if req.Settings != nil && req.Settings.LoadBalancer.ID == id {
-		// vgroup-port groups are named for the load balancer of the id
-		// annotation only.
-		for _, port := range req.Settings.Ports {
-			if port.VGroupID != "" {
-				bound[port.VGroupID] = true
-			}
-		}
-	}
 	for _, g := range groups {
 		if parsed, ours := ref.OwnsCLB(g.Name); ours {
 			if err := p.api.deleteGroup(ctx, g.ID); err != nil && cloud.CodeOf(err) != "RspoolVipExist" {
 				return true, fmt.Errorf("delete vServer group %s (%s): %w", g.ID, parsed.Port, err)
 			}
-			continue
 		}
-		if !bound[g.ID] {
+	}
+	// The Service's members leave every group it was bound to, whatever
+	// its annotations say now.
+	if err := p.releaseMembers(ctx, req, groups, nil); err != nil && !cloud.IsNotFound(err) {
+		return true, err
+	}
+	return true, nil
+}
+
+// boundGroups are the ids of the groups the model binds with vgroup-port.
+func boundGroups(m *Model) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range m.Groups {
+		if g.BoundID != "" {
+			out[g.BoundID] = true
+		}
+	}
+	return out
+}
+
+// releaseMembers removes the Service's members (those whose description
+// names it) from the load balancer's user-made groups it is no longer
+// bound to (all but keep). Only groups whose name follows no Service's
+// naming are read, one call each: a group the CCM made for another Service
+// is never bindable, so the Service cannot have members there.
+func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
+	ref := naming.For(req.Service, req.ClusterID)
+	for _, g := range groups {
+		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
 			continue
 		}
 		cur, err := p.api.members(ctx, g.ID)
@@ -676,7 +784,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 			continue
 		}
 		if err != nil {
-			return true, fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
+			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
 		}
 		var mine []Backend
 		for _, b := range cur {
@@ -684,11 +792,21 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 				mine = append(mine, b)
 			}
 		}
+		if len(mine) == 0 {
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing the Service's backends from a vServer group it is no longer bound to", "group", g.ID, "backends", len(mine))
 		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil && !cloud.IsNotFound(err) {
-			return true, fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
+			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
 		}
 	}
-	return true, nil
+	return nil
+}
+
+// FindAllTagged implements service.AllTagged: every load balancer tagged
+// for a Service, in the one call FindTagged makes.
+func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
+	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
 }
 
 // ListTagged implements service.Lister: one DescribeLoadBalancers page per

@@ -51,13 +51,18 @@ func (a api) lbByID(ctx context.Context, id string) (*slb.LoadBalancer, error) {
 	return nil, nil
 }
 
-func (a api) lbByTag(ctx context.Context, key, value string) (*slb.LoadBalancer, error) {
-	tags, _ := json.Marshal([]map[string]string{{"TagKey": key, "TagValue": value}})
-	lbs, err := a.describeLBs(ctx, func(r *slb.DescribeLoadBalancersRequest) { r.Tags = string(tags) })
-	if err != nil || len(lbs) == 0 {
+// lbByTag returns every load balancer tagged key=value: a lost create
+// answer and a crash can leave two for one Service.
+func (a api) lbByTag(ctx context.Context, key, value string) ([]*slb.LoadBalancer, error) {
+	lbs, err := a.lbsByTag(ctx, key, value)
+	if err != nil {
 		return nil, err
 	}
-	return &lbs[0], nil
+	out := make([]*slb.LoadBalancer, 0, len(lbs))
+	for i := range lbs {
+		out = append(out, &lbs[i])
+	}
+	return out, nil
 }
 
 func (a api) lbByName(ctx context.Context, name string) (*slb.LoadBalancer, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
@@ -47,6 +48,8 @@ type lbInfo struct {
 	ModificationProtection                string
 	Zones                                 []zone
 	Tags                                  map[string]string
+	// Created is the CreateTime (zero when unknown or unparsable).
+	Created time.Time
 }
 
 func fromAttribute(r *nlb.GetLoadBalancerAttributeResponse) *lbInfo {
@@ -56,7 +59,7 @@ func fromAttribute(r *nlb.GetLoadBalancerAttributeResponse) *lbInfo {
 		VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId, BandwidthPackageID: r.BandwidthPackageId,
 		CrossZone: r.CrossZoneEnabled, SecurityGroupIDs: r.SecurityGroupIds,
 		DeletionProtection: r.DeletionProtectionConfig.Enabled, ModificationProtection: r.ModificationProtectionConfig.Status,
-		Tags: map[string]string{},
+		Tags: map[string]string{}, Created: parseTime(r.CreateTime),
 	}
 	for _, z := range r.ZoneMappings {
 		lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
@@ -78,7 +81,7 @@ func fromInfo(r nlb.LoadbalancerInfo) *lbInfo {
 		VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId, BandwidthPackageID: r.BandwidthPackageId,
 		CrossZone: r.CrossZoneEnabled, SecurityGroupIDs: r.SecurityGroupIds,
 		DeletionProtection: r.DeletionProtectionConfig.Enabled, ModificationProtection: r.ModificationProtectionConfig.Status,
-		Tags: map[string]string{},
+		Tags: map[string]string{}, Created: parseTime(r.CreateTime),
 	}
 	for _, z := range r.ZoneMappings {
 		lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
@@ -87,6 +90,16 @@ func fromInfo(r nlb.LoadbalancerInfo) *lbInfo {
 		lb.Tags[t.Key] = t.Value
 	}
 	return lb
+}
+
+// parseTime reads an NLB time (ISO 8601, UTC); zero when it does not parse.
+func parseTime(v string) time.Time {
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04Z"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 // getLB reads one load balancer; nil when it does not exist.
@@ -120,10 +133,10 @@ func (a api) findLB(ctx context.Context, set func(*nlb.ListLoadBalancersRequest)
 	return fromInfo(resp.LoadBalancers[0]), nil
 }
 
-func (a api) lbByTag(ctx context.Context, key, value string) (*lbInfo, error) {
-	return a.findLB(ctx, func(r *nlb.ListLoadBalancersRequest) {
-		r.Tag = &[]nlb.ListLoadBalancersTag{{Key: key, Value: value}}
-	})
+// lbByTag returns every load balancer tagged key=value: a lost create
+// answer and a crash can leave two for one Service.
+func (a api) lbByTag(ctx context.Context, key, value string) ([]*lbInfo, error) {
+	return a.lbsByTag(ctx, key, value)
 }
 
 func (a api) lbByName(ctx context.Context, name string) (*lbInfo, error) {

@@ -86,7 +86,10 @@ type Provider struct {
 	owedGroups service.Owed
 }
 
-var _ service.Provider = (*Provider)(nil)
+var (
+	_ service.Provider  = (*Provider)(nil)
+	_ service.AllTagged = (*Provider)(nil)
+)
 
 // New returns the NLB provider.
 func New(opts Options) (*Provider, error) {
@@ -125,6 +128,7 @@ func facts(lb *lbInfo) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.ID, Tags: lb.Tags, VpcID: lb.VpcID, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroup, Addresses: []string{lb.DNSName}, Native: lb,
+		Created: lb.Created,
 	}
 }
 
@@ -199,6 +203,14 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if err := p.syncGroups(ctx, req, vpcID, model, gplan); err != nil {
 		return nil, err
 	}
+	if req.Binding.Reused && !created {
+		// A binding that went (vgroup-port removed, or moved to another
+		// group) takes the Service's servers with it at once: found in
+		// the cloud by their description, not remembered.
+		if err := p.releaseMembers(ctx, req, lb.ID, boundIDs(model)); err != nil {
+			return nil, err
+		}
+	}
 	if lb.Status == statusProvisioning {
 		// The groups above took the provisioning time, or most of it.
 		var err error
@@ -211,7 +223,9 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		return nil, err
 	}
 	if !created {
-		if err := p.updateLB(ctx, req, lb, sr); err != nil {
+		warnings, err := p.updateLB(ctx, req, lb, sr)
+		res.Warnings = append(res.Warnings, warnings...)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -699,17 +713,33 @@ func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
 // updateLB changes only what the annotations explicitly ask for and the
 // cloud does not already have; absent annotations leave the cloud alone,
 // so an adopted load balancer sees no write. Our own load balancers get
-// their protections back if something turned them off.
-func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges) error {
+// their protections back if something turned them off. On a borrowed load
+// balancer other Services share, no setting is written: each difference is
+// a Warning (service.SharedSettingIgnored).
+func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges) ([]service.Warning, error) {
+	var warnings []service.Warning
+	err := p.updateLBSettings(ctx, req, lb, sr, func(suffix, have, want string) bool {
+		if !req.Binding.Shared() {
+			return false
+		}
+		warnings = append(warnings, service.SharedSettingIgnored(req.Binding, req.Settings.Key(suffix), have, want))
+		return true
+	})
+	return warnings, err
+}
+
+// updateLBSettings is updateLB; frozen reports a setting the annotation
+// asks for (want, where the cloud has have) and says whether to leave it.
+func (p *Provider) updateLBSettings(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges, frozen func(suffix, have, want string) bool) error {
 	s := req.Settings
 	lbs := s.LoadBalancer
 	id := lb.ID
 	name := ""
-	if lbs.Name != nil && *lbs.Name != lb.Name {
+	if lbs.Name != nil && *lbs.Name != lb.Name && !frozen("name", lb.Name, *lbs.Name) {
 		name = *lbs.Name
 	}
 	var cross *bool
-	if lbs.CrossZoneEnabled != nil && *lbs.CrossZoneEnabled != lb.CrossZone {
+	if lbs.CrossZoneEnabled != nil && *lbs.CrossZoneEnabled != lb.CrossZone && !frozen("cross-zone-enabled", onOff(lb.CrossZone), onOff(*lbs.CrossZoneEnabled)) {
 		cross = lbs.CrossZoneEnabled
 	}
 	if name != "" || cross != nil {
@@ -721,7 +751,7 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 			return err
 		}
 	}
-	if len(lbs.ZoneMaps) > 0 && !sameZones(lbs.ZoneMaps, lb.Zones) {
+	if len(lbs.ZoneMaps) > 0 && !sameZones(lbs.ZoneMaps, lb.Zones) && !frozen("zone-maps", zoneString(lb.Zones), zoneMapString(lbs.ZoneMaps)) {
 		zones := make([]nlb.UpdateLoadBalancerZonesZoneMappings, 0, len(lbs.ZoneMaps))
 		for _, z := range lbs.ZoneMaps {
 			zones = append(zones, nlb.UpdateLoadBalancerZonesZoneMappings{ZoneId: z.ZoneID, VSwitchId: z.VSwitchID, PrivateIPv4Address: z.IPv4Address, AllocationId: z.AllocationID})
@@ -734,7 +764,7 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 			return err
 		}
 	}
-	if lbs.AddressType != nil && !strings.EqualFold(addressType(*lbs.AddressType), lb.AddressType) {
+	if lbs.AddressType != nil && !strings.EqualFold(addressType(*lbs.AddressType), lb.AddressType) && !frozen("address-type", lb.AddressType, *lbs.AddressType) {
 		job, err := p.api.updateAddressType(ctx, id, addressType(*lbs.AddressType))
 		if err != nil {
 			return fmt.Errorf("change the address type of %s: %w", id, err)
@@ -743,12 +773,13 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 			return err
 		}
 	}
-	if v := lbs.IPv6AddressType; v != nil && strings.EqualFold(lb.AddressIPVersion, "DualStack") && !strings.EqualFold(*v, lb.Ipv6AddressType) {
+	if v := lbs.IPv6AddressType; v != nil && strings.EqualFold(lb.AddressIPVersion, "DualStack") && !strings.EqualFold(*v, lb.Ipv6AddressType) &&
+		!frozen("ipv6-address-type", lb.Ipv6AddressType, *v) {
 		if err := p.api.ipv6Internet(ctx, id, strings.EqualFold(*v, "internet")); err != nil {
 			return fmt.Errorf("change the IPv6 address type of %s: %w", id, err)
 		}
 	}
-	if pkg := lbs.BandwidthPackageID; pkg != nil && *pkg != lb.BandwidthPackageID {
+	if pkg := lbs.BandwidthPackageID; pkg != nil && *pkg != lb.BandwidthPackageID && !frozen("bandwidth-package-id", lb.BandwidthPackageID, *pkg) {
 		if lb.BandwidthPackageID != "" {
 			job, err := p.api.bandwidthPackage(ctx, id, lb.BandwidthPackageID, false)
 			if err != nil {
@@ -774,6 +805,9 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 			// A borrowed load balancer's groups are its owner's firewall:
 			// the annotation may add groups to it, never take one away.
 			sg.Leave = nil
+		}
+		if len(sg.Join) > 0 && frozen("security-group-ids", strings.Join(lb.SecurityGroupIDs, ","), strings.Join(lbs.SecurityGroupIDs, ",")) {
+			sg.Join = nil
 		}
 		// Leave first: the load balancer is in at most 4 groups.
 		for _, step := range []struct {
@@ -802,6 +836,13 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 		want = append(want, naming.ReusedTag())
 	}
 	set, remove := naming.PlanTags(lb.Tags, want, !s.Reused())
+	if req.Binding.Shared() {
+		var ignored []naming.Tag
+		set, ignored = service.SplitSharedTags(set)
+		if len(ignored) > 0 {
+			frozen("additional-resource-tags", service.TagsHave(lb.Tags, ignored), service.TagsWant(ignored))
+		}
+	}
 	if err := p.api.tag(ctx, resourceLB, id, set); err != nil {
 		return fmt.Errorf("tag load balancer %s: %w", id, err)
 	}
@@ -811,6 +852,31 @@ func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInf
 		}
 	}
 	return nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// zoneString spells a load balancer's zones as zone-maps does (no addresses).
+func zoneString(zs []zone) string {
+	parts := make([]string, 0, len(zs))
+	for _, z := range zs {
+		parts = append(parts, z.ZoneID+":"+z.VSwitchID)
+	}
+	return strings.Join(parts, ",")
+}
+
+// zoneMapString spells the zone-maps annotation's zones and vSwitches.
+func zoneMapString(zs []annotations.ZoneMapping) string {
+	parts := make([]string, 0, len(zs))
+	for _, z := range zs {
+		parts = append(parts, z.ZoneID+":"+z.VSwitchID)
+	}
+	return strings.Join(parts, ",")
 }
 
 // sameZones compares zone:vSwitch pairs; addresses are fixed at creation.
@@ -853,26 +919,37 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
 	}
-	lb := native(&service.Binding{LB: req.Binding.Own(req)})
+	// Every load balancer tagged for the Service goes (or is preserved):
+	// a lost create answer and a crash can leave more than one.
+	var own []*lbInfo
+	for _, o := range req.Binding.OwnAll(req) {
+		if lb := native(&service.Binding{LB: o}); lb != nil {
+			own = append(own, lb)
+		}
+	}
 	if s.LoadBalancer.PreserveOnDelete {
-		if lb == nil {
+		if len(own) == 0 {
 			return "Nothing deleted (preserve-lb-on-delete)", nil
 		}
-		if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
-			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
-				return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
+		var kept []string
+		for _, lb := range own {
+			if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
+				if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
+					return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
+				}
 			}
-		}
-		var keys []string
-		for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
-			if _, ok := lb.Tags[k]; ok {
-				keys = append(keys, k)
+			var keys []string
+			for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
+				if _, ok := lb.Tags[k]; ok {
+					keys = append(keys, k)
+				}
 			}
+			if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil && !cloud.IsNotFound(err) {
+				return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
+			}
+			kept = append(kept, lb.ID)
 		}
-		if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil && !cloud.IsNotFound(err) {
-			return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
-		}
-		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", lb.ID), nil
+		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", strings.Join(kept, ", ")), nil
 	}
 	var done []string
 	for _, id := range req.Binding.Release {
@@ -884,7 +961,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			done = append(done, fmt.Sprintf("Released reused load balancer %s: removed this Service's listeners, server groups and servers", id))
 		}
 	}
-	if lb != nil {
+	for _, lb := range own {
 		if err := p.settle(ctx, lb.ID); err != nil && !cloud.IsNotFound(err) {
 			return "", err
 		}
@@ -915,6 +992,11 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	}
 	if err := p.removeBoundMembers(ctx, req); err != nil {
 		return "", err
+	}
+	for _, id := range req.Binding.Release {
+		if err := p.releaseMembers(ctx, req, id, nil); err != nil && !cloud.IsNotFound(err) {
+			return "", err
+		}
 	}
 	if len(done) == 0 {
 		done = append(done, "The Service has no load balancer of its own to delete")
@@ -996,6 +1078,77 @@ func (p *Provider) removeBoundMembers(ctx context.Context, req *service.Request)
 		}
 	}
 	return p.runQueues(ctx, "server removal", queues)
+}
+
+// boundIDs are the ids of the groups the model binds with vgroup-port.
+func boundIDs(m *Model) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range m.Groups {
+		if g.BoundID != "" {
+			out[g.BoundID] = true
+		}
+	}
+	return out
+}
+
+// releaseMembers removes the Service's servers (those whose description
+// names it) from the user-made groups the listeners of load balancer lbID
+// forward to, but those in keep: the groups it is no longer bound to. A
+// group named for a Service is skipped (the CCM's groups of another
+// Service are never bindable); the others cost one read each.
+func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
+	ref := naming.For(req.Service, req.ClusterID)
+	listeners, err := p.api.listeners(ctx, lbID)
+	if err != nil {
+		return fmt.Errorf("list listeners of %s: %w", lbID, err)
+	}
+	var ids []string
+	for _, l := range listeners {
+		if l.ServerGroupID != "" && !keep[l.ServerGroupID] && !slices.Contains(ids, l.ServerGroupID) {
+			ids = append(ids, l.ServerGroupID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Strings(ids)
+	groups, err := p.api.groupsByID(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("list server groups %s: %w", strings.Join(ids, ", "), err)
+	}
+	var queues [][]op
+	for _, g := range groups {
+		if _, named := naming.ParseNLB(g.Name); named {
+			continue
+		}
+		cur, err := p.api.servers(ctx, g.ID)
+		if cloud.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read servers of server group %s: %w", g.ID, err)
+		}
+		var mine []Server
+		for _, srv := range cur {
+			if _, ok := ref.OwnsNLB(srv.Description); ok {
+				mine = append(mine, srv)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		klog.FromContext(ctx).Info("Removing the Service's servers from a server group it is no longer bound to", "serverGroup", g.ID, "servers", len(mine))
+		if ops := p.memberOps(g.ID, ServerPlan{Remove: mine}); len(ops) > 0 {
+			queues = append(queues, ops)
+		}
+	}
+	return p.runQueues(ctx, "server removal", queues)
+}
+
+// FindAllTagged implements service.AllTagged: every load balancer tagged
+// for a Service, in the one call FindTagged makes.
+func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
+	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
 }
 
 // ListTagged implements service.Lister: one ListLoadBalancers page per 100
