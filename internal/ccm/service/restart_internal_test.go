@@ -28,8 +28,8 @@ type listingProvider struct {
 	failFirst int
 	mu        sync.Mutex
 	calls     int
-	reads int
-	asked []string
+	reads     int
+	asked     []string
 }
 
 func (p *listingProvider) Kind() string { return "TEST" }

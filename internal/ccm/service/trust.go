@@ -3,9 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
-	"net"
 	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
