@@ -428,7 +428,7 @@ func TestLeastPrivilege(t *testing.T) {
 		// pods are neither listed nor changed otherwise.
 		{"service-controller", "get", "", "pods", "", "default", "", true},
 		{"service-controller", "patch", "", "pods", "status", "default", "", true},
-		{"service-controller", "list", "", "pods", "", "", "", true}, // field-selected by status.podIP: untargeted eni endpoints
+		{"service-controller", "list", "", "pods", "", "", "", true}, // the Service's namespace, and the cluster's for untargeted eni endpoints (one each per sync)
 		{"service-controller", "watch", "", "pods", "", "", "", false},
 		{"service-controller", "patch", "", "pods", "", "default", "", false},
 		{"service-controller", "update", "", "pods", "status", "default", "", false},

@@ -136,3 +136,66 @@ func TestByNode(t *testing.T) {
 func recorded(params map[string]string) []cloud.RecordedWrite {
 	return []cloud.RecordedWrite{{Product: cloud.VPC, Action: "CreateRouteEntries", Params: params}}
 }
+
+// TestRenderTableQuotesNonPrintable: a value with a terminal escape
+// sequence, a line break or a tab (an annotation value in a request field,
+// a Warning, an error) is printed quoted, so the bytes never reach the
+// terminal; printable values, spaces included, are printed as they are.
+func TestRenderTableQuotesNonPrintable(t *testing.T) {
+	r := &Report{}
+	esc := "web\x1b]0;owned\x07\x1b[2J"
+	r.add(Item{Kind: "Service", Name: "default/web", Cloud: []CloudWrite{
+		{Product: "slb", Action: "SetLoadBalancerName", Fields: map[string]string{"LoadBalancerId": "lb-1", "LoadBalancerName": esc}},
+	}, Warnings: []string{"InvalidAnnotation: value \"a\nb\" of name", "ümlaut in a plain message"}, Error: "boom\x1b[31m"})
+	var b bytes.Buffer
+	if err := Render(&b, r, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, bad := range []string{"\x1b", "\x07", "a\nb"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("table holds %q raw:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{
+		`LoadBalancerName="web\x1b]0;owned\a\x1b[2J"`,
+		`"InvalidAnnotation: value \"a\nb\" of name"`,
+		"ümlaut in a plain message",
+		`"boom\x1b[31m"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %s:\n%s", want, out)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"plain value", "plain value"}, {"tab\there", `"tab\there"`}, {"bad\xffutf8", `"bad\xffutf8"`}, {"", ""},
+	} {
+		if got := printable(tc.in); got != tc.want {
+			t.Errorf("printable(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRenderJSONEscapesControls: the C1 controls and DEL the JSON encoder
+// leaves raw are escaped too, and the document still decodes to the same
+// values.
+func TestRenderJSONEscapesControls(t *testing.T) {
+	r := &Report{}
+	r.add(Item{Kind: "Service", Name: "default/web", Warnings: []string{"csi\u009b2J del\x7f esc\x1b"}})
+	var b bytes.Buffer
+	if err := Render(&b, r, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\u009b", "\x7f", "\x1b"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("JSON holds %q raw: %q", bad, b.String())
+		}
+	}
+	var back Report
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, r) {
+		t.Errorf("round trip:\n%+v\nwant:\n%+v", back, *r)
+	}
+}

@@ -121,6 +121,12 @@ type Options struct {
 	// batch stays open (DefaultNodeBatchMaxWait by default; negative: no
 	// bound).
 	NodeBatchWindow, NodeBatchMaxWait time.Duration
+	// SyncRate and SyncBurst bound how often one Service syncs (defaults
+	// DefaultSyncRate a second after a burst of DefaultSyncBurst), so that
+	// a namespace churning its Services cannot starve the others
+	// (fairqueue.go).
+	SyncRate  float64
+	SyncBurst int
 }
 
 // Controller reconciles Services of type LoadBalancer with the cloud.
@@ -155,14 +161,16 @@ type Controller struct {
 	// gates remembers the pods known not to carry a Service's readiness
 	// gate (admitGated).
 	gates gateCache
-	// pods remembers the facts of the pods eni endpoints name
-	// (resolveBackends).
-	pods podFacts
 	// nodeBatch queues the Services Node changes move, a window at a time.
 	nodeBatch *nodeBatch
 	// borrowers indexes Services by the load balancers they claim
 	// (borrowIndex), to find who shares a borrowed one.
 	borrowers cache.Indexer
+	// syncRate bounds each Service's sync rate.
+	syncRate *syncLimiter
+	// runCtx is Run's context, which work shared by all syncs (the
+	// start-up listing) runs on; nil before Run.
+	runCtx context.Context
 }
 
 // New validates opts and registers the event handlers.
@@ -210,6 +218,12 @@ func New(opts Options) (*Controller, error) {
 	if opts.NodeBatchMaxWait == 0 {
 		opts.NodeBatchMaxWait = DefaultNodeBatchMaxWait
 	}
+	if opts.SyncRate <= 0 {
+		opts.SyncRate = DefaultSyncRate
+	}
+	if opts.SyncBurst <= 0 {
+		opts.SyncBurst = DefaultSyncBurst
+	}
 	opts.ClusterID = naming.ClusterID(opts.ClusterID)
 	svcInf := opts.Informers.Core().V1().Services()
 	nodeInf := opts.Informers.Core().V1().Nodes()
@@ -222,14 +236,13 @@ func New(opts Options) (*Controller, error) {
 		opts: opts, kube: opts.KubeClient, recorder: opts.Recorder, providers: opts.Providers,
 		services: svcInf.Lister(), nodes: nodeInf.Lister(), slices: sliceInf.Lister(),
 		synced: []cache.InformerSynced{svcInf.Informer().HasSynced, nodeInf.Informer().HasSynced, sliceInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedMaxOfRateLimiter(
-				workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.BaseBackoff, opts.MaxBackoff),
-				&workqueue.TypedBucketRateLimiter[string]{Limiter: newBucket()},
-			),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: ControllerName}),
+		queue: newServiceQueue(workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.BaseBackoff, opts.MaxBackoff),
+			&workqueue.TypedBucketRateLimiter[string]{Limiter: newBucket()},
+		)),
 		conflicts: workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.ConfiguringRetry, opts.MaxConfiguringRetry),
 		borrowers: svcInf.Informer().GetIndexer(),
+		syncRate:  newSyncLimiter(opts.SyncRate, opts.SyncBurst),
 	}
 	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
@@ -273,6 +286,7 @@ func (c *Controller) Run(ctx context.Context) {
 	if !cache.WaitForNamedCacheSync(ControllerName, ctx.Done(), c.synced...) {
 		return
 	}
+	c.runCtx = ctx
 	for i := 0; i < c.opts.Workers; i++ {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)
 	}
@@ -293,6 +307,11 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if wait := c.syncRate.wait(key, time.Now()); wait > 0 {
+		klog.V(4).InfoS("Service syncing faster than its rate; deferred", "service", key, "after", wait)
+		c.queue.AddAfter(key, wait)
+		return true
+	}
 	// One retry budget and one deadline per reconcile: a cloud that keeps
 	// failing ends the sync, and the queue's backoff takes over, instead of
 	// retries stacked per call.
@@ -738,9 +757,10 @@ func (c *Controller) request(ctx context.Context, svc *corev1.Service, settings 
 		return nil, err
 	}
 	all := c.slicesOf(svc)
-	slices, gated := c.admitGated(ctx, svc, settings, all)
+	pods := newPodView(c.kube, svc.Namespace)
+	slices, gated := c.admitGated(ctx, svc, settings, all, pods)
 	return &Request{
-		foreign: foreignPods(svc, settings, all),
+		foreign: foreignPods(svc, settings, all), pods: pods,
 		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
 		Backends:       ComputeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
@@ -1026,7 +1046,7 @@ func (c *Controller) noBackends(svc *corev1.Service, backends map[int32][]Target
 
 // forget drops what the controller remembers of a Service.
 func (c *Controller) forget(key string, uid types.UID) {
-	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, EventOwnershipAmbiguous, EventBackendRejected, annotations.EventNotApplied} {
+	for _, r := range []string{EventInvalid, EventReuseRefused, EventNotOwned, EventUnavailable, EventOwnershipAmbiguous, EventBackendRejected, EventUntargetedCapped, annotations.EventNotApplied} {
 		c.notes.Delete(noteKey(key, r))
 	}
 	if uid != "" {
@@ -1035,7 +1055,10 @@ func (c *Controller) forget(key string, uid types.UID) {
 	}
 	c.health.forget(key)
 	c.gates.set(key, nil)
-	c.pods.m.Delete(key)
+	if uid == "" {
+		// The Service is gone (not merely no longer ours).
+		c.syncRate.forget(key)
+	}
 }
 
 // failed reports a sync that did not finish. A cloud still configuring (a

@@ -68,6 +68,8 @@ type Request struct {
 	// foreign are the not-ready endpoints naming pods of other namespaces
 	// (foreignPods): never read, admitted nor marked, and reported.
 	foreign []string
+	// pods are the pods this sync read (podView); nil: none read yet.
+	pods *podView
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning

@@ -83,12 +83,15 @@ func (g *gateCache) set(key string, ungated map[types.UID]bool) {
 // after its gate was set stays out, like any not-ready pod, and so do
 // terminating endpoints.
 //
-// Pods are read with one GET each, only for not-ready endpoints, rather
-// than through a cluster-wide pod informer: not-ready endpoints are few
-// and short-lived (a rollout), while caching every pod of the cluster costs
-// memory in proportion to the cluster. A pod found without the gate is not
-// read again (gateCache).
-func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice) ([]*discoveryv1.EndpointSlice, []gatedPod) {
+// Pods come from the sync's one listing of the Service's namespace (pods),
+// which the backends resolver then uses as well, rather than from a
+// cluster-wide pod informer: caching every pod of the cluster costs memory
+// in proportion to the cluster. Only the pods of not-ready endpoints are
+// looked at, and a pod found without the gate is not looked at again
+// (gateCache: spec.readinessGates cannot change), so a Service whose
+// not-ready endpoints are all known ungated needs no listing. Whether an
+// admitted pod is Running and holds its address is the resolver's check.
+func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice, pods *podView) ([]*discoveryv1.EndpointSlice, []gatedPod) {
 	key := cache.MetaObjectToName(svc).String()
 	if s == nil || s.Backend.Type != annotations.BackendENI {
 		c.gates.set(key, nil)
@@ -119,12 +122,13 @@ func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *ann
 				continue
 			}
 			ns := svc.Namespace
-			pod, err := c.kube.CoreV1().Pods(ns).Get(ctx, ref.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			pod, err := pods.pod(ctx, ref.Name)
+			if err != nil {
+				// The resolver fails the sync on the same listing error.
+				klog.FromContext(ctx).V(2).Info("Cannot read a not-ready endpoint's pod for its readiness gate", "pod", klog.KRef(ns, ref.Name), "err", err)
 				continue
 			}
-			if err != nil {
-				klog.FromContext(ctx).V(2).Info("Cannot read a not-ready endpoint's pod for its readiness gate", "pod", klog.KRef(ns, ref.Name), "err", err)
+			if pod == nil {
 				continue
 			}
 			if ref.UID != "" && pod.UID != ref.UID {

@@ -34,7 +34,8 @@ func gatePod(name string, gated bool, conds map[corev1.PodConditionType]corev1.C
 }
 
 // TestAdmitGated: which not-ready endpoints become backends, which pods
-// wait for their gate, and which pods are read (once, for ungated ones).
+// wait for their gate, and what is read: one listing of the Service's
+// namespace per sync, never another namespace's pods.
 func TestAdmitGated(t *testing.T) {
 	tr, fa := corev1.ConditionTrue, corev1.ConditionFalse
 	deleting := gatePod("deleting", true, nil)
@@ -106,14 +107,17 @@ func TestAdmitGated(t *testing.T) {
 
 	cs := fake.NewClientset(pods...)
 	c := &Controller{kube: cs}
-	gets := func() []string {
+	// reads are the namespaces listed (and the pods read one by one).
+	reads := func() []string {
 		var out []string
 		for _, a := range cs.Actions() {
-			if a.GetVerb() == "get" {
-				out = append(out, a.(k8stesting.GetAction).GetName())
+			switch a.GetVerb() {
+			case "list":
+				out = append(out, "list "+a.GetNamespace())
+			case "get":
+				out = append(out, "get "+a.(k8stesting.GetAction).GetName())
 			}
 		}
-		sort.Strings(out)
 		cs.ClearActions()
 		return out
 	}
@@ -127,7 +131,7 @@ func TestAdmitGated(t *testing.T) {
 		return out
 	}
 
-	out, pending := c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice})
+	out, pending := c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
 	if want := []string{"10.0.0.1", "10.0.0.3", "10.0.0.4", "10.0.0.6"}; !reflect.DeepEqual(admitted(out), want) {
 		t.Errorf("backends %v, want %v", admitted(out), want)
 	}
@@ -139,18 +143,27 @@ func TestAdmitGated(t *testing.T) {
 	if !reflect.DeepEqual(slice, orig) {
 		t.Error("the informer's EndpointSlice was modified")
 	}
-	// The pod of another namespace is never read.
-	if got, want := gets(), []string{"claimed", "deleting", "failing", "falsegate", "gone", "other-svc-gate", "plain", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("first sync read pods %v, want %v", got, want)
+	// One listing of the Service's namespace; the pod of another
+	// namespace is never read.
+	if got, want := reads(), []string{"list ns"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first sync read %v, want %v", got, want)
 	}
-	// Pods without the gate are not read again.
-	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice})
-	if got, want := gets(), []string{"claimed", "deleting", "failing", "falsegate", "gone", "replaced", "settling", "waiting"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("second sync read pods %v, want %v", got, want)
+	// Each sync reads afresh: nothing of a pod is remembered but that it
+	// has no gate.
+	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	if got, want := reads(), []string{"list ns"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("second sync read %v, want %v", got, want)
+	}
+	// Only endpoints of pods known without the gate: nothing is read.
+	quiet := &discoveryv1.EndpointSlice{ObjectMeta: slice.ObjectMeta, Ports: slice.Ports,
+		Endpoints: []discoveryv1.Endpoint{ep("10.0.0.1", "ready", true), ep("10.0.0.2", "plain", false)}}
+	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{quiet}, newPodView(cs, "ns"))
+	if got := reads(); len(got) > 0 {
+		t.Errorf("a sync with only ungated not-ready pods read %v", got)
 	}
 	// ecs backends: nothing is read or admitted.
-	out, pending = c.admitGated(context.Background(), svc, &annotations.Settings{}, []*discoveryv1.EndpointSlice{slice})
-	if len(pending) > 0 || len(gets()) > 0 || !reflect.DeepEqual(admitted(out), []string{"10.0.0.1"}) {
+	out, pending = c.admitGated(context.Background(), svc, &annotations.Settings{}, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	if len(pending) > 0 || len(reads()) > 0 || !reflect.DeepEqual(admitted(out), []string{"10.0.0.1"}) {
 		t.Errorf("ecs backends: pending %v, backends %v", pending, admitted(out))
 	}
 }

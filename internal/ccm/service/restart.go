@@ -15,6 +15,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Restart cost. A process that starts knows nothing it proved before, so
@@ -40,45 +41,115 @@ type Lister interface {
 	ListTagged(ctx context.Context, key, value string) ([]*LoadBalancer, error)
 }
 
-// startupListing is one provider's start-up listing, taken at most once.
+// startupListing is one provider's start-up listing, taken once in the
+// background (takeListing) and shared by every worker.
 type startupListing struct {
+	once sync.Once
+	// first is closed when the first attempt has ended, whatever its
+	// outcome: workers wait for it, not for the retries.
+	first chan struct{}
 	mu    sync.Mutex
-	taken bool
 	at    time.Time
 	byID  map[string]*LoadBalancer
 }
 
+// Retry of a failed start-up listing: the first wait, doubled after each
+// failure up to listingRetryMax. Variables for tests.
+var (
+	listingRetry    = time.Second
+	listingRetryMax = 30 * time.Second
+)
+
 // listed returns the load balancer id from p's start-up listing, taking
-// the listing on first use; nil when it is not listed, the window is over
-// or p cannot list. Workers that need it meanwhile wait for the one call.
+// the listing on first use; nil when it is not listed, the window is over,
+// the listing failed (each Service then reads its own) or p cannot list.
+// Workers that need it meanwhile wait for the first attempt, each for no
+// longer than its own sync may. The listing runs on the controller's run
+// context, not on the first caller's: a caller whose sync ends (deadline,
+// shutdown of its worker) must not end the listing every other Service
+// waits for.
 func (c *Controller) listed(ctx context.Context, p Provider, id string) *LoadBalancer {
 	lister, ok := p.(Lister)
 	if !ok {
 		return nil
 	}
-	v, _ := c.listings.LoadOrStore(p.Kind(), &startupListing{})
+	v, _ := c.listings.LoadOrStore(p.Kind(), &startupListing{first: make(chan struct{})})
 	l := v.(*startupListing)
+	l.once.Do(func() {
+		run := c.runCtx
+		if run == nil {
+			// Single passes (plan) have no run context: the caller's
+			// values, not its deadline.
+			run = context.WithoutCancel(ctx)
+		}
+		go c.takeListing(run, p.Kind(), lister, l)
+	})
+	select {
+	case <-l.first:
+	case <-ctx.Done():
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.taken {
-		l.taken = true
-		start := time.Now()
-		lbs, err := lister.ListTagged(ctx, naming.TagKeyCluster, c.opts.ClusterID)
-		if err != nil {
-			klog.FromContext(ctx).Info("Could not list the cluster's load balancers at start; each Service reads its own", "err", err)
-			return nil
-		}
-		l.at, l.byID = time.Now(), make(map[string]*LoadBalancer, len(lbs))
-		for _, lb := range lbs {
-			l.byID[lb.ID] = lb
-		}
-		klog.FromContext(ctx).Info("Listed the cluster's load balancers to prove Services after start", "kind", p.Kind(), "loadBalancers", len(lbs), "took", time.Since(start))
-	}
 	if l.byID == nil || time.Since(l.at) > StartupProofWindow {
 		l.byID = nil
 		return nil
 	}
 	return l.byID[id]
+}
+
+// takeListing takes l, each attempt with a sync's deadline and retry
+// budget. A failed attempt is retried with backoff while a listing could
+// still prove something (StartupProofWindow from the first attempt: by
+// then the Services have synced, reading their own load balancers), until
+// ctx ends.
+func (c *Controller) takeListing(ctx context.Context, kind string, lister Lister, l *startupListing) {
+	logger := klog.FromContext(ctx).WithValues("kind", kind)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(l.first)
+		}
+	}
+	defer release()
+	budget, timeout := c.opts.RetryBudget, c.opts.SyncTimeout
+	if budget <= 0 {
+		budget = DefaultRetryBudget
+	}
+	if timeout <= 0 {
+		timeout = DefaultSyncTimeout
+	}
+	began, wait := time.Now(), listingRetry
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(cloud.WithRetryBudget(ctx, budget), timeout)
+		start := time.Now()
+		lbs, err := lister.ListTagged(actx, naming.TagKeyCluster, c.opts.ClusterID)
+		cancel()
+		if err == nil {
+			byID := make(map[string]*LoadBalancer, len(lbs))
+			for _, lb := range lbs {
+				byID[lb.ID] = lb
+			}
+			l.mu.Lock()
+			l.at, l.byID = time.Now(), byID
+			l.mu.Unlock()
+			logger.Info("Listed the cluster's load balancers to prove Services after start", "loadBalancers", len(lbs), "took", time.Since(start), "attempt", attempt)
+			return
+		}
+		release()
+		if ctx.Err() != nil || time.Since(began)+wait > StartupProofWindow {
+			logger.Info("Could not list the cluster's load balancers at start; each Service reads its own", "err", err, "attempts", attempt)
+			return
+		}
+		logger.Info("Could not list the cluster's load balancers at start; retrying, each Service reads its own meanwhile", "err", err, "attempt", attempt, "retryIn", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, listingRetryMax)
+	}
 }
 
 // convergedAtStart reports whether a hash-gated Service needs no cloud call

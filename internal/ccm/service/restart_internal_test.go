@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,11 +22,14 @@ import (
 // nil embedded Provider.
 type listingProvider struct {
 	Provider
-	lbs   []*LoadBalancer
-	err   error
-	calls int
-	reads int
-	asked []string
+	lbs []*LoadBalancer
+	err error
+	// failFirst listings fail with err; all fail when it is 0.
+	failFirst int
+	mu        sync.Mutex
+	calls     int
+	reads     int
+	asked     []string
 }
 
 func (p *listingProvider) Kind() string { return "TEST" }
@@ -55,9 +59,20 @@ func (p *listingProvider) FindTagged(_ context.Context, name string) (*LoadBalan
 }
 
 func (p *listingProvider) ListTagged(_ context.Context, key, value string) ([]*LoadBalancer, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.calls++
 	p.asked = append(p.asked, key+"="+value)
-	return p.lbs, p.err
+	if p.err != nil && (p.failFirst == 0 || p.calls <= p.failFirst) {
+		return nil, p.err
+	}
+	return p.lbs, nil
+}
+
+func (p *listingProvider) listings() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
 }
 
 // TestConvergedAtStart: the start-up listing proves a Service only when the
@@ -145,17 +160,41 @@ func TestConvergedAtStart(t *testing.T) {
 		}
 	})
 
-	t.Run("a failed listing is not retried and proves nothing", func(t *testing.T) {
-		p := &listingProvider{lbs: listing, err: errors.New("throttled")}
+	t.Run("a failed listing is retried in the background and proves nothing meanwhile", func(t *testing.T) {
+		defer func(r time.Duration) { listingRetry = r }(listingRetry)
+		listingRetry = 50 * time.Millisecond
+		p := &listingProvider{lbs: listing, err: errors.New("throttled"), failFirst: 2}
 		c := &Controller{opts: Options{ClusterID: "c1"}}
-		for range 3 {
-			svc, req := mk("aaaa", "lb-a", nil, backends)
-			if c.convergedAtStart(context.Background(), p, svc, req) {
-				t.Fatal("proved without a listing")
-			}
+		svc, req := mk("aaaa", "lb-a", nil, backends)
+		if c.convergedAtStart(context.Background(), p, svc, req) {
+			t.Fatal("proved without a listing")
 		}
-		if p.calls != 1 {
-			t.Errorf("%d listings, want 1", p.calls)
+		deadline := time.Now().Add(5 * time.Second)
+		for !c.convergedAtStart(context.Background(), p, svc, req) {
+			if time.Now().After(deadline) {
+				t.Fatalf("not proven after the retries (%d listings)", p.listings())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := p.listings(); n != 3 {
+			t.Errorf("%d listings, want 3 (two failed)", n)
+		}
+	})
+
+	t.Run("the listing outlives the caller that started it", func(t *testing.T) {
+		p := &listingProvider{lbs: listing}
+		c := &Controller{opts: Options{ClusterID: "c1"}}
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		svc, req := mk("aaaa", "lb-a", nil, backends)
+		c.convergedAtStart(gone, p, svc, req) // its sync is over: no answer
+		c.proven.Clear()
+		other, oreq := mk("bbbb", "lb-b", nil, backends)
+		if !c.convergedAtStart(context.Background(), p, other, oreq) {
+			t.Fatal("the listing started by an ended sync proved nothing for the next one")
+		}
+		if n := p.listings(); n != 1 {
+			t.Errorf("%d listings, want 1", n)
 		}
 	})
 }

@@ -3,23 +3,17 @@ package service
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
@@ -31,11 +25,15 @@ import (
 // namespace can write EndpointSlices with any address and any targetRef,
 // so an endpoint is a claim, not proof. A pod IP is registered only when
 // the cloud shows it held by an ENI attached to the ECS instance of one of
-// this cluster's Nodes (Terway pod ENIs are), or by the pod's own ENI on a
-// virtual Node of this cluster (ECI); and when its endpoint names a pod,
-// that pod is in the Service's namespace and holds the address. Anything
-// else (a database VM's address, another namespace's pod) is left out with
-// a Warning, and the provider never sees it.
+// this cluster's Nodes (Terway pod ENIs are), or by the ENI of a pod's own
+// ECI container group on a virtual Node of this cluster; when its endpoint
+// names a pod, that pod is in the Service's namespace, Running, not being
+// deleted, and holds the address now (read by this sync: podView); a
+// Node's own address only through a host-network pod on that Node so
+// named; and an endpoint that names no pod may not carry the address of
+// another namespace's pod or of a Node. Anything else (a database VM's
+// address, another namespace's pod, a completed pod's old address, a
+// kubelet) is left out with a Warning, and the provider never sees it.
 
 // EventBackendRejected is the Warning naming the endpoints the resolver
 // refused to register.
@@ -94,26 +92,58 @@ func (l CloudENIs) ENIsOf(ctx context.Context, ips []string) ([]ENI, error) {
 	return out, nil
 }
 
-// podFact is what the resolver needs of a pod named by an endpoint. A
-// pod's IPs and Node do not change once set, so each pod is read once.
+// AnnotationECIInstance is the annotation a virtual-kubelet Node's
+// provider puts on each pod it runs as an ECI container group, naming the
+// group ("eci-..."), once the pod is scheduled
+// (https://www.alibabacloud.com/help/en/eci/user-guide/pod-annotations-1,
+// "annotations added after pods are scheduled": k8s.aliyun.com/eci-instance-id).
+const AnnotationECIInstance = "k8s.aliyun.com/eci-instance-id"
+
+// eciPrefix starts the id of every ECI container group; an ENI of an ECS
+// instance (i-...) is never a virtual Node pod's own.
+const eciPrefix = "eci-"
+
+// MaxUntargetedEndpoints is how many distinct addresses of endpoints
+// without a targetRef one Service may have registered. Such endpoints are
+// hand-written (selector-less Services); each costs a lookup of who holds
+// it, and more could not be registered anyway: a CLB takes 200 backend
+// servers by default (an NLB server group 400). The addresses beyond it,
+// in address order, are left out with a Warning naming the count and the
+// cap.
+const MaxUntargetedEndpoints = 200
+
+// EventUntargetedCapped is the Warning of a Service with more endpoints
+// without a targetRef than MaxUntargetedEndpoints.
+const EventUntargetedCapped = "TooManyUntargetedEndpoints"
+
+// podFact is what the resolver needs of a pod named by an endpoint, as the
+// pod is now (read by this sync, never remembered).
 type podFact struct {
-	ips  []string
-	node string
+	ips         []string
+	node        string
+	phase       corev1.PodPhase
+	deleting    bool
+	hostNetwork bool
+	// eci is the pod's ECI container group (AnnotationECIInstance).
+	eci string
 }
 
-// podFacts caches, per Service key, the facts of the pods its endpoints
-// name; each resolution keeps only the pods still named.
-type podFacts struct {
-	m sync.Map // Service key → map[types.UID]podFact
+// factOf is the podFact of p.
+func factOf(p *corev1.Pod) podFact {
+	return podFact{ips: podAddresses(p), node: p.Spec.NodeName, phase: p.Status.Phase, deleting: p.DeletionTimestamp != nil,
+		hostNetwork: p.Spec.HostNetwork, eci: p.Annotations[AnnotationECIInstance]}
 }
 
 // Cluster is the cluster side of the resolver: which instances and which
-// virtual Nodes are this cluster's.
+// virtual Nodes are this cluster's, and whose the Nodes' addresses are.
 type Cluster struct {
 	// Instances are the ECS instance ids of the cluster's Nodes.
 	Instances map[string]bool
 	// Virtual are the names of its virtual-kubelet Nodes.
 	Virtual map[string]bool
+	// NodeAddrs maps every address of every Node (InternalIP, ExternalIP,
+	// ...) to the Node's name.
+	NodeAddrs map[string]string
 }
 
 // clusterFacts reads the Node cache.
@@ -122,8 +152,13 @@ func (c *Controller) clusterFacts() (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
 	}
-	out := &Cluster{Instances: map[string]bool{}, Virtual: map[string]bool{}}
+	out := &Cluster{Instances: map[string]bool{}, Virtual: map[string]bool{}, NodeAddrs: map[string]string{}}
 	for _, n := range list {
+		for _, a := range n.Status.Addresses {
+			if net.ParseIP(a.Address) != nil {
+				out.NodeAddrs[a.Address] = n.Name
+			}
+		}
 		if IsVirtual(n) {
 			out.Virtual[n.Name] = true
 			continue
@@ -154,12 +189,27 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 	if err != nil {
 		return err
 	}
-	claimed, err := foreignHolders(ctx, c.kube, req)
+	if req.pods == nil {
+		req.pods = newPodView(c.kube, req.Service.Namespace)
+	}
+	key := cache.MetaObjectToName(req.Service).String()
+	if n := capUntargeted(req, MaxUntargetedEndpoints); n > MaxUntargetedEndpoints {
+		c.warnOnce(req.Service, key, EventUntargetedCapped, fmt.Sprintf(
+			"%d endpoints without a targetRef, more than the %d registered per Service: the %d addresses after the first %d in address order are not registered",
+			n, MaxUntargetedEndpoints, n-MaxUntargetedEndpoints, MaxUntargetedEndpoints))
+	} else {
+		c.notes.Delete(noteKey(key, EventUntargetedCapped))
+	}
+	claimed, err := foreignHolders(ctx, req.pods, req)
 	if err != nil {
 		return err
 	}
 	dropTargets(req, claimed)
-	enis, rejected, unresolved, err := ResolveENIs(ctx, c.opts.ENIs, cl, c.podFactsFor(ctx, req), req)
+	facts, err := podFactsFor(ctx, req.pods, req)
+	if err != nil {
+		return err
+	}
+	enis, rejected, unresolved, err := ResolveENIs(ctx, c.opts.ENIs, cl, facts, req)
 	if err != nil {
 		return err
 	}
@@ -184,45 +234,63 @@ func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
 		req.Backends[port] = kept
 	}
 	if len(rejected) > 0 {
-		c.warnOnce(req.Service, cache.MetaObjectToName(req.Service).String(), EventBackendRejected,
+		c.warnOnce(req.Service, key, EventBackendRejected,
 			"Not registering endpoints that are not this Service's pods on this cluster's Nodes: "+strings.Join(rejected, "; "))
 	} else {
-		c.notes.Delete(noteKey(cache.MetaObjectToName(req.Service).String(), EventBackendRejected))
+		c.notes.Delete(noteKey(key, EventBackendRejected))
 	}
 	return nil
 }
 
-// foreignHolders finds which of req's eni targets without a targetRef
-// are the address of a pod in another namespace, by ip: such an endpoint
-// names no pod, so without this a namespace could put another team's pod
-// behind its own load balancer by writing its address. One filtered LIST
-// per such address (selector-less Services with untargeted endpoints are
-// rare); host-network pods are skipped, their address is their Node's.
-// A failed LIST fails the sync: the address is not taken on trust.
-func foreignHolders(ctx context.Context, kube kubernetes.Interface, req *Request) (map[string]string, error) {
-	ns := req.Service.Namespace
-	out := map[string]string{}
+// capUntargeted keeps in req.Backends the targets without a targetRef
+// whose address is among the first max distinct ones in address order,
+// and returns how many distinct such addresses there were.
+func capUntargeted(req *Request, max int) int {
 	seen := map[string]bool{}
+	var ips []string
 	for _, ts := range req.Backends {
 		for _, t := range ts {
-			if t.Pod != nil || t.IP == "" || seen[t.IP] {
+			if t.Pod == nil && t.IP != "" && !seen[t.IP] {
+				seen[t.IP] = true
+				ips = append(ips, t.IP)
+			}
+		}
+	}
+	if len(ips) <= max {
+		return len(ips)
+	}
+	sort.Strings(ips)
+	over := map[string]string{}
+	for _, ip := range ips[max:] {
+		over[ip] = ""
+	}
+	for port, ts := range req.Backends {
+		req.Backends[port] = slices.DeleteFunc(ts, func(t Target) bool { _, drop := over[t.IP]; return drop && t.Pod == nil })
+	}
+	return len(ips)
+}
+
+// foreignHolders finds which of req's eni targets without a targetRef
+// are the address of a pod in another namespace: such an endpoint names
+// no pod, so without this a namespace could put another team's pod behind
+// its own load balancer by writing its address. One listing of the
+// cluster's pods per sync answers for every address (podView).
+func foreignHolders(ctx context.Context, view *podView, req *Request) (map[string]string, error) {
+	out := map[string]string{}
+	for _, ts := range req.Backends {
+		for _, t := range ts {
+			if t.Pod != nil || t.IP == "" {
 				continue
 			}
-			seen[t.IP] = true
-			list, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-				FieldSelector:   fields.OneTermEqualSelector("status.podIP", t.IP).String(),
-				ResourceVersion: "0", // the watch cache answers; no etcd read
-			})
-			if err != nil {
-				return nil, fmt.Errorf("find the pod holding endpoint address %s: %w", t.IP, err)
+			if _, done := out[t.IP]; done {
+				continue
 			}
-			for i := range list.Items {
-				p := &list.Items[i]
-				if p.Namespace == ns || p.Spec.HostNetwork || !holds(p, t.IP) {
-					continue
-				}
+			p, err := view.holderElsewhere(ctx, t.IP)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
 				out[t.IP] = p.Namespace + "/" + p.Name
-				break
 			}
 		}
 	}
@@ -239,15 +307,12 @@ func dropTargets(req *Request, ips map[string]string) {
 	}
 }
 
-// podFactsFor reads the pods req's eni targets name (one GET per pod it
-// has not read before) and returns their facts by namespace/name.
-func (c *Controller) podFactsFor(ctx context.Context, req *Request) map[string]podFact {
-	key := cache.MetaObjectToName(req.Service).String()
-	var known map[types.UID]podFact
-	if v, ok := c.pods.m.Load(key); ok {
-		known = v.(map[types.UID]podFact)
-	}
-	keep := map[types.UID]podFact{}
+// podFactsFor returns, by namespace/name, the facts of the pods of the
+// Service's namespace that req's eni targets name, as they are now (one
+// listing of the namespace per sync, podView). A pod that is gone, or
+// replaced by a new one of the same name, is missing from the result (its
+// targets are refused). A failed listing fails the sync.
+func podFactsFor(ctx context.Context, view *podView, req *Request) (map[string]podFact, error) {
 	out := map[string]podFact{}
 	for _, ts := range req.Backends {
 		for _, t := range ts {
@@ -259,50 +324,40 @@ func (c *Controller) podFactsFor(ctx context.Context, req *Request) map[string]p
 			if _, done := out[name]; done {
 				continue
 			}
-			if f, ok := known[r.UID]; ok && r.UID != "" {
-				keep[r.UID], out[name] = f, f
-				continue
-			}
-			pod, err := c.kube.CoreV1().Pods(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+			pod, err := view.pod(ctx, r.Name)
 			if err != nil {
-				if !apierrors.IsNotFound(err) {
-					klog.FromContext(ctx).V(2).Info("Cannot read an endpoint's pod", "pod", klog.KRef(r.Namespace, r.Name), "err", err)
-				}
-				continue
+				return nil, err
 			}
-			if r.UID != "" && pod.UID != r.UID {
-				continue // a new pod of the same name: the slice is behind
+			if pod == nil || r.UID != "" && pod.UID != r.UID {
+				continue // gone, or a new pod of the same name: the slice is behind
 			}
-			f := podFact{node: pod.Spec.NodeName}
-			for _, ip := range pod.Status.PodIPs {
-				f.ips = append(f.ips, ip.IP)
-			}
-			if len(f.ips) > 0 {
-				keep[pod.UID] = f
-			}
-			out[name] = f
+			out[name] = factOf(pod)
 		}
 	}
-	if len(keep) == 0 {
-		c.pods.m.Delete(key)
-	} else {
-		c.pods.m.Store(key, keep)
-	}
-	return out
+	return out, nil
 }
 
 // ResolveENIs applies the resolver's rules to req's eni targets: enis maps
 // each registrable pod IP to its ENI; rejected says why each refused
 // target was refused; unresolved are IPs no ENI holds (yet). pods are the
-// facts of the pods the targets name, by namespace/name (a named pod
-// missing from it could not be read and is refused). With ecs backends
-// (req.Settings says so) an eni target must name a pod that runs on the
-// virtual Node its endpoint names: an endpoint's nodeName is only a claim.
+// facts of the pods the targets name, by namespace/name, as they are now
+// (a named pod missing from it is gone and is refused).
+//
+// A target that names a pod is registered only when the pod is in the
+// Service's namespace, Running and not being deleted, and holds the
+// address now; a pod on a virtual Node only on the ENI of its own ECI
+// container group. A Node's address is registered only through a
+// host-network pod so named that runs on that Node, never through an
+// endpoint that names no pod. With ecs backends (req.Settings says so) an
+// eni target must name a pod that runs on the virtual Node its endpoint
+// names: an endpoint's nodeName is only a claim.
 func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[string]podFact, req *Request) (enis map[string]string, rejected, unresolved []string, err error) {
 	ns := req.Service.Namespace
 	virtualOnly := req.Settings != nil && req.Settings.Backend.Type != annotations.BackendENI
 	why := map[string]string{}
-	virtual := map[string]bool{}
+	// eci maps the address of a pod on a virtual Node to the ECI container
+	// group whose ENI must hold it, and its pod.
+	eci := map[string][2]string{}
 	seen := map[string]bool{}
 	var ips []string
 	for _, ts := range req.Backends {
@@ -311,30 +366,47 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 				continue
 			}
 			seen[t.IP] = true
+			node, nodeAddr := cl.NodeAddrs[t.IP]
 			if virtualOnly && t.Pod == nil {
 				why[t.IP] = fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP)
 				continue
 			}
+			if t.Pod == nil && nodeAddr {
+				why[t.IP] = fmt.Sprintf("%s has no targetRef and is an address of Node %s: a Node's address is registered only for a running host-network pod of this namespace on that Node that the endpoint names", t.IP, node)
+				continue
+			}
 			if r := t.Pod; r != nil {
+				name := r.Namespace + "/" + r.Name
 				if r.Namespace != ns {
-					why[t.IP] = fmt.Sprintf("%s names pod %s/%s in another namespace", t.IP, r.Namespace, r.Name)
+					why[t.IP] = fmt.Sprintf("%s names pod %s in another namespace", t.IP, name)
 					continue
 				}
-				f, ok := pods[r.Namespace+"/"+r.Name]
-				if !ok || !slices.Contains(f.ips, t.IP) {
-					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s/%s", t.IP, r.Namespace, r.Name)
-					continue
-				}
+				f, ok := pods[name]
 				switch {
+				case !ok || !slices.Contains(f.ips, t.IP):
+					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s", t.IP, name)
+					continue
+				case f.deleting:
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is being deleted", t.IP, name)
+					continue
+				case f.phase != corev1.PodRunning:
+					why[t.IP] = fmt.Sprintf("%s was the address of pod %s, which is %s, not Running: the address may be another pod's now", t.IP, name, phaseName(f.phase))
+					continue
+				case nodeAddr && (!f.hostNetwork || f.node != node):
+					why[t.IP] = fmt.Sprintf("%s is an address of Node %s, and pod %s is not a host-network pod on that Node", t.IP, node, name)
+					continue
 				case virtualOnly && !cl.Virtual[f.node]:
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which is on no virtual Node of this cluster", t.IP, r.Namespace, r.Name)
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is on no virtual Node of this cluster", t.IP, name)
 					continue
 				case virtualOnly && f.node != t.NodeName:
 					// The endpoint's Node was found eligible, not the pod's.
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s/%s, which runs on %s, not on %s as its endpoint says", t.IP, r.Namespace, r.Name, f.node, t.NodeName)
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which runs on %s, not on %s as its endpoint says", t.IP, name, f.node, t.NodeName)
+					continue
+				case cl.Virtual[f.node] && !strings.HasPrefix(f.eci, eciPrefix):
+					why[t.IP] = fmt.Sprintf("%s is the address of pod %s on virtual Node %s, which names no ECI container group (annotation %s)", t.IP, name, f.node, AnnotationECIInstance)
 					continue
 				case cl.Virtual[f.node]:
-					virtual[t.IP] = true
+					eci[t.IP] = [2]string{f.eci, name}
 				}
 			}
 			ips = append(ips, t.IP)
@@ -355,10 +427,15 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 		}
 		for _, ip := range ips {
 			e, ok := holder[ip]
+			own, virtual := eci[ip]
 			switch {
 			case !ok:
 				unresolved = append(unresolved, ip)
-			case cl.Instances[e.InstanceID] || virtual[ip]:
+			case virtual && e.InstanceID == own[0]:
+				enis[ip] = e.ID
+			case virtual:
+				why[ip] = fmt.Sprintf("%s is held by %s of %s, not by ECI container group %s of pod %s", ip, e.ID, orNothing(e.InstanceID), own[0], own[1])
+			case cl.Instances[e.InstanceID]:
 				enis[ip] = e.ID
 			case e.InstanceID == "":
 				why[ip] = fmt.Sprintf("%s is held by %s, which is attached to no Node of this cluster", ip, e.ID)
@@ -372,6 +449,22 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 	}
 	sort.Strings(rejected)
 	return enis, rejected, unresolved, nil
+}
+
+// phaseName is a pod phase for a message ("" is a pod not started yet).
+func phaseName(p corev1.PodPhase) string {
+	if p == "" {
+		return "not started"
+	}
+	return string(p)
+}
+
+// orNothing names an ENI's instance for a message.
+func orNothing(instance string) string {
+	if instance == "" {
+		return "no instance"
+	}
+	return instance
 }
 
 // foreignPods lists the not-ready endpoints of eni Services whose targetRef

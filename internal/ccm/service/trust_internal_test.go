@@ -184,34 +184,55 @@ func (f fakeENIs) ENIsOf(_ context.Context, ips []string) ([]ENI, error) {
 
 // TestResolveENIs: which eni targets are registrable.
 func TestResolveENIs(t *testing.T) {
-	cl := &Cluster{Instances: map[string]bool{"i-node": true}, Virtual: map[string]bool{"vk": true}}
+	cl := &Cluster{Instances: map[string]bool{"i-node": true}, Virtual: map[string]bool{"vk": true},
+		NodeAddrs: map[string]string{"10.0.1.1": "n1", "10.0.1.2": "n2"}}
 	enis := fakeENIs{
-		{ID: "eni-node", InstanceID: "i-node", IPs: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}},
-		{ID: "eni-db", InstanceID: "i-db", IPs: []string{"10.0.9.9"}},
+		{ID: "eni-node", InstanceID: "i-node", IPs: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"}},
+		{ID: "eni-n1", InstanceID: "i-node", IPs: []string{"10.0.1.1", "10.0.1.2"}},
+		{ID: "eni-db", InstanceID: "i-db", IPs: []string{"10.0.9.9", "10.0.9.8"}},
 		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5"}},
+		{ID: "eni-eci2", InstanceID: "eci-2", IPs: []string{"10.0.5.6"}},
 		{ID: "eni-loose", IPs: []string{"10.0.6.6"}},
 	}
 	pod := podRef
+	run := corev1.PodRunning
 	pods := map[string]podFact{
-		"app/ok":   {ips: []string{"10.0.0.2"}, node: "n1"},
-		"app/eci":  {ips: []string{"10.0.5.5"}, node: "vk"},
-		"app/liar": {ips: []string{"10.0.7.7"}, node: "n1"},
+		"app/ok":        {ips: []string{"10.0.0.2"}, node: "n1", phase: run},
+		"app/eci":       {ips: []string{"10.0.5.5"}, node: "vk", phase: run, eci: "eci-1"},
+		"app/liar":      {ips: []string{"10.0.7.7"}, node: "n1", phase: run},
+		"app/done":      {ips: []string{"10.0.0.4"}, node: "n1", phase: corev1.PodSucceeded},
+		"app/going":     {ips: []string{"10.0.0.5"}, node: "n1", phase: run, deleting: true},
+		"app/hostnet":   {ips: []string{"10.0.1.1"}, node: "n1", phase: run, hostNetwork: true},
+		"app/elsewhere": {ips: []string{"10.0.1.2"}, node: "n1", phase: run, hostNetwork: true},
+		"app/eci-vm":    {ips: []string{"10.0.9.8"}, node: "vk", phase: run, eci: "eci-1"},
+		"app/eci-other": {ips: []string{"10.0.5.6"}, node: "vk", phase: run, eci: "eci-1"},
+		"app/eci-vmid":  {ips: []string{"10.0.9.9"}, node: "vk", phase: run, eci: "i-db"},
 	}
 	req := &Request{Service: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web"}}, Backends: map[int32][]Target{80: {
-		{IP: "10.0.0.1"},                          // Node ENI, no pod named: ok
-		{IP: "10.0.0.2", Pod: pod("app", "ok")},   // Node ENI, pod holds it: ok
-		{IP: "10.0.0.3", Pod: pod("other", "v")},  // another namespace
-		{IP: "10.0.9.9"},                          // a VM that is no Node
-		{IP: "10.0.5.5", Pod: pod("app", "eci")},  // ECI pod on a virtual Node
-		{IP: "10.0.6.6"},                          // an ENI attached to nothing
-		{IP: "10.0.0.1", Pod: pod("app", "liar")}, // duplicate IP: first wins
-		{IP: "10.0.8.8"},                          // no ENI holds it yet
+		{IP: "10.0.0.1"},                               // Node ENI, no pod named: ok
+		{IP: "10.0.0.2", Pod: pod("app", "ok")},        // Node ENI, pod holds it: ok
+		{IP: "10.0.0.3", Pod: pod("other", "v")},       // another namespace
+		{IP: "10.0.9.9"},                               // a VM that is no Node
+		{IP: "10.0.5.5", Pod: pod("app", "eci")},       // ECI pod on a virtual Node
+		{IP: "10.0.6.6"},                               // an ENI attached to nothing
+		{IP: "10.0.0.1", Pod: pod("app", "liar")},      // duplicate IP: first wins
+		{IP: "10.0.8.8"},                               // no ENI holds it yet
+		{IP: "10.0.0.4", Pod: pod("app", "done")},      // a completed pod's old address
+		{IP: "10.0.0.5", Pod: pod("app", "going")},     // a pod being deleted
+		{IP: "10.0.1.1", Pod: pod("app", "hostnet")},   // a Node's address through its host-network pod: ok
+		{IP: "10.0.1.2", Pod: pod("app", "elsewhere")}, // another Node's address
+		{IP: "10.0.1.2"},                               // (duplicate)
+		{IP: "10.0.9.8", Pod: pod("app", "eci-vm")},    // ECI pod whose address a VM holds now
+		{IP: "10.0.5.6", Pod: pod("app", "eci-other")}, // held by another ECI group
+		{IP: "10.0.9.9", Pod: pod("app", "eci-vmid")},  // (duplicate)
+	}, 10250: {
+		{IP: "10.0.1.2"}, // a kubelet, no pod named
 	}}}
 	got, rejected, unresolved, err := ResolveENIs(context.Background(), enis, cl, pods, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"10.0.0.1": "eni-node", "10.0.0.2": "eni-node", "10.0.5.5": "eni-eci"}
+	want := map[string]string{"10.0.0.1": "eni-node", "10.0.0.2": "eni-node", "10.0.5.5": "eni-eci", "10.0.1.1": "eni-n1"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("registrable %v, want %v", got, want)
 	}
@@ -219,12 +240,54 @@ func TestResolveENIs(t *testing.T) {
 		t.Errorf("unresolved %v", unresolved)
 	}
 	text := strings.Join(rejected, "\n")
-	for _, w := range []string{"10.0.0.3 names pod other/v", "10.0.9.9 is held by eni-db of instance i-db", "10.0.6.6 is held by eni-loose, which is attached to no Node"} {
+	for _, w := range []string{"10.0.0.3 names pod other/v", "10.0.9.9 is held by eni-db of instance i-db", "10.0.6.6 is held by eni-loose, which is attached to no Node",
+		"10.0.0.4 was the address of pod app/done, which is Succeeded, not Running", "10.0.0.5 is the address of pod app/going, which is being deleted",
+		"10.0.1.2 is an address of Node n2, and pod app/elsewhere is not a host-network pod on that Node",
+		"10.0.9.8 is held by eni-db of i-db, not by ECI container group eci-1 of pod app/eci-vm",
+		"10.0.5.6 is held by eni-eci2 of eci-2, not by ECI container group eci-1 of pod app/eci-other"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("rejected %q lacks %q", text, w)
 		}
 	}
-	if len(rejected) != 3 {
+	if len(rejected) != 8 {
 		t.Errorf("rejected %d: %v", len(rejected), rejected)
+	}
+}
+
+// TestResolveENIsUntargetedNodeAddress: an endpoint without a targetRef
+// never registers a Node's address, on any port.
+func TestResolveENIsUntargetedNodeAddress(t *testing.T) {
+	cl := &Cluster{Instances: map[string]bool{"i-node": true}, NodeAddrs: map[string]string{"10.0.1.1": "n1"}}
+	enis := fakeENIs{{ID: "eni-n1", InstanceID: "i-node", IPs: []string{"10.0.1.1", "10.0.1.5"}}}
+	req := &Request{Service: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web"}},
+		Backends: map[int32][]Target{22: {{IP: "10.0.1.1", Port: 22}, {IP: "10.0.1.5", Port: 22}}}}
+	got, rejected, _, err := ResolveENIs(context.Background(), enis, cl, nil, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"10.0.1.5": "eni-n1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("registrable %v, want %v", got, want)
+	}
+	if len(rejected) != 1 || !strings.Contains(rejected[0], "10.0.1.1 has no targetRef and is an address of Node n1") {
+		t.Errorf("rejected %v", rejected)
+	}
+}
+
+// TestCapUntargeted: the first MaxUntargetedEndpoints distinct untargeted
+// addresses in address order stay, on every port; targeted ones all stay.
+func TestCapUntargeted(t *testing.T) {
+	req := &Request{Backends: map[int32][]Target{
+		80:  {{IP: "10.0.0.3"}, {IP: "10.0.0.1"}, {IP: "10.0.0.2"}, {IP: "10.0.0.9", Pod: podRef("app", "p")}},
+		443: {{IP: "10.0.0.3"}, {IP: "10.0.0.4"}},
+	}}
+	if n := capUntargeted(req, 2); n != 4 {
+		t.Fatalf("counted %d untargeted addresses, want 4", n)
+	}
+	want := map[int32][]Target{80: {{IP: "10.0.0.1"}, {IP: "10.0.0.2"}, {IP: "10.0.0.9", Pod: podRef("app", "p")}}, 443: {}}
+	if !reflect.DeepEqual(req.Backends, want) {
+		t.Errorf("backends %+v, want %+v", req.Backends, want)
+	}
+	if n := capUntargeted(req, 2); n != 2 {
+		t.Errorf("counted %d, want 2", n)
 	}
 }

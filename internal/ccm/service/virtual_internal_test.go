@@ -120,10 +120,11 @@ func TestResolveENIsVirtualOnly(t *testing.T) {
 		{ID: "eni-eci", InstanceID: "eci-1", IPs: []string{"10.0.5.5", "10.0.5.6", "10.0.5.8"}},
 	}
 	pod := podRef
+	run := corev1.PodRunning
 	pods := map[string]podFact{
-		"app/eci":    {ips: []string{"10.0.5.5"}, node: "vk"},
-		"app/onnode": {ips: []string{"10.0.0.1"}, node: "n1"},
-		"app/moved":  {ips: []string{"10.0.5.8"}, node: "vk-excluded"},
+		"app/eci":    {ips: []string{"10.0.5.5"}, node: "vk", phase: run, eci: "eci-1"},
+		"app/onnode": {ips: []string{"10.0.0.1"}, node: "n1", phase: run},
+		"app/moved":  {ips: []string{"10.0.5.8"}, node: "vk-excluded", phase: run, eci: "eci-1"},
 	}
 	req := &Request{
 		Service:  &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web"}},

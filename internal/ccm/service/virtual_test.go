@@ -20,8 +20,9 @@ import (
 
 // eciENI seeds what an ECI container group is to the CCM: an ENI in the
 // cluster's VPC attached to no Node of the cluster (here a secondary ENI of
-// an instance that is no Node), holding the pod's address. It returns the
-// ENI and its addresses.
+// an instance that is no Node, whose id is the group's, eci-...), holding
+// the pod's address. It returns the ENI and its addresses; the group's id
+// is eciGroup(name).
 func eciENI(t *testing.T, name string) (string, []string) {
 	t.Helper()
 	node, err := emulatorEnv().Instance(instances[nodeNames[0]])
@@ -29,7 +30,7 @@ func eciENI(t *testing.T, name string) (string, []string) {
 		t.Fatal(err)
 	}
 	ids, err := cloud.Seed(&api.Seed{Instances: []api.SeedInstance{{
-		Name: name, VSwitchID: node.VpcAttributes.VSwitchId, SecondaryENIs: []api.SeedENI{{PrivateIPs: make([]string, 2)}},
+		ID: eciGroup(name), Name: name, VSwitchID: node.VpcAttributes.VSwitchId, SecondaryENIs: []api.SeedENI{{PrivateIPs: make([]string, 2)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,9 @@ func eciENI(t *testing.T, name string) (string, []string) {
 	}
 	return eni, ips
 }
+
+// eciGroup is the ECI container group id eciENI seeds for name.
+func eciGroup(name string) string { return "eci-" + name }
 
 // virtualNode registers a virtual-kubelet Node as ACK's virtual node looks:
 // label type=virtual-kubelet, its provider taint, no providerID. kwok keeps
@@ -90,11 +94,16 @@ func virtualNode(t *testing.T, name, ip string) {
 }
 
 // runPod starts a pod of app on node (bound directly, as the scheduler
-// would); hostNetwork gives it the Node's address.
-func runPod(t *testing.T, name, app, node string, hostNetwork bool) {
+// would); hostNetwork gives it the Node's address. annotations are the
+// pod's (the ECI container group of a pod on a virtual Node).
+func runPod(t *testing.T, name, app, node string, hostNetwork bool, annotations ...string) {
 	t.Helper()
+	ann := map[string]string{}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		ann[annotations[i]] = annotations[i+1]
+	}
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app}, Annotations: ann},
 		Spec: corev1.PodSpec{NodeName: node, HostNetwork: hostNetwork,
 			Containers: []corev1.Container{{Name: "web", Image: "nginx", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
 	}
@@ -138,7 +147,7 @@ func TestVirtualNodePods(t *testing.T) {
 			defer deleteService(t, name)
 			ecsNode := nodeNames[3+i]
 			runPod(t, name+"-ecs", name, ecsNode, false)
-			runPod(t, name+"-eci", name, vk, true)
+			runPod(t, name+"-eci", name, vk, true, service.AnnotationECIInstance, eciGroup("svc-"+name))
 			poll(t, 30*time.Second, "the ECI pod running on its ENI's address", func(ctx context.Context) (bool, error) {
 				p, err := kube(t).CoreV1().Pods(ns).Get(ctx, name+"-eci", metav1.GetOptions{})
 				if err != nil || p.Status.PodIP == "" {
