@@ -32,7 +32,7 @@ import (
 // alternating between two versions so that every call is a real change.
 // Pure unit benchmarks: no API server, no cloud, no workers.
 //
-//	go test -run '^$' -bench 'Handler' -benchmem ./internal/ccm/service/
+//	go test -short -run '^$' -bench 'Handler' -benchmem ./internal/ccm/service/
 
 // benchSizes are the Service counts each handler benchmark runs at.
 var benchSizes = []int{1000, 10000}
