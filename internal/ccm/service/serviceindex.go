@@ -30,13 +30,14 @@ import (
 //   - a Service's own slices are found by an index of the slice cache
 //     (sliceByService) instead of a scan of its namespace.
 
-// Indexes of the EndpointSlice cache.
+// Indexes of the EndpointSlice cache, named so that no other user of the
+// shared informer picks the same names.
 const (
 	// sliceByService indexes slices by "namespace/service-name".
-	sliceByService = "service"
+	sliceByService = "service-controller/by-service"
 	// sliceByNode indexes slices by the names of the Nodes their
 	// endpoints run on.
-	sliceByNode = "node"
+	sliceByNode = "service-controller/by-node"
 )
 
 // sliceIndexers are the EndpointSlice cache's indexes. Both read only
