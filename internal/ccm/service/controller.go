@@ -171,6 +171,11 @@ type Controller struct {
 	// runCtx is Run's context, which work shared by all syncs (the
 	// start-up listing) runs on; nil before Run.
 	runCtx context.Context
+	// index holds what the Node and EndpointSlice handlers read of each
+	// Service, parsed once per version (serviceindex.go).
+	index *serviceIndex
+	// sliceIndex is the EndpointSlice cache with its sliceIndexers.
+	sliceIndex cache.Indexer
 }
 
 // New validates opts and registers the event handlers.
@@ -232,6 +237,9 @@ func New(opts Options) (*Controller, error) {
 	if err := svcInf.Informer().AddIndexers(cache.Indexers{borrowIndex: borrowClaims}); err != nil {
 		return nil, fmt.Errorf("service controller: index Services by load balancer: %w", err)
 	}
+	if err := sliceInf.Informer().AddIndexers(sliceIndexers); err != nil {
+		return nil, fmt.Errorf("service controller: index EndpointSlices: %w", err)
+	}
 	c := &Controller{
 		opts: opts, kube: opts.KubeClient, recorder: opts.Recorder, providers: opts.Providers,
 		services: svcInf.Lister(), nodes: nodeInf.Lister(), slices: sliceInf.Lister(),
@@ -244,11 +252,12 @@ func New(opts Options) (*Controller, error) {
 		borrowers: svcInf.Informer().GetIndexer(),
 		syncRate:  newSyncLimiter(opts.SyncRate, opts.SyncBurst),
 	}
+	c.index, c.sliceIndex = newServiceIndex(), sliceInf.Informer().GetIndexer()
 	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueueService(obj); c.borrowersChanged(nil, obj) },
+		AddFunc:    func(obj any) { c.indexService(obj); c.enqueueService(obj); c.borrowersChanged(nil, obj) },
 		UpdateFunc: c.serviceUpdated,
-		DeleteFunc: func(obj any) { c.enqueueService(obj); c.borrowersChanged(obj, nil) },
+		DeleteFunc: func(obj any) { c.unindexService(obj); c.enqueueService(obj); c.borrowersChanged(obj, nil) },
 	}, opts.ResyncPeriod); err != nil {
 		return nil, fmt.Errorf("service controller: watch Services: %w", err)
 	}
@@ -450,6 +459,7 @@ func (c *Controller) keyOf(obj any, why string) (string, bool) {
 // writes cause; any spec, annotation or deletion change, a periodic resync,
 // or a hash label that no longer matches enqueues the Service.
 func (c *Controller) serviceUpdated(oldObj, newObj any) {
+	c.indexService(newObj)
 	o, ok1 := oldObj.(*corev1.Service)
 	n, ok2 := newObj.(*corev1.Service)
 	if !ok1 || !ok2 {
@@ -487,6 +497,11 @@ func foreignLabels(svc *corev1.Service) map[string]string {
 // (its pods are the backends). Label churn and heartbeats that change
 // nothing are ignored. The Services are queued a batch window later
 // (nodeBatch), with those the other Node changes of the window move.
+//
+// Eligibility is decided once per group of Services with the same
+// backend selection settings (nodeClass), and the Services that depend on
+// the Node through their endpoints are found by the slices on it, so the
+// work is in proportion to the Services the change can move, not to all.
 func (c *Controller) nodeChanged(oldObj, newObj any) {
 	o := asNode(oldObj)
 	n := asNode(newObj)
@@ -499,31 +514,47 @@ func (c *Controller) nodeChanged(oldObj, newObj any) {
 	} else if o != nil {
 		name = o.Name
 	}
-	svcs, err := c.services.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, svc := range svcs {
-		p := c.owner(svc)
-		if p == nil {
-			continue
-		}
-		s, ok := c.backendSettings(svc, p)
-		if !ok || s.Backend.Type == annotations.BackendENI {
-			continue
-		}
-		was, is := backendRole(o, s), backendRole(n, s)
-		if was == is && (o == nil || n == nil || o.Spec.ProviderID == n.Spec.ProviderID) {
+	providerMoved := o != nil && n != nil && o.Spec.ProviderID != n.Spec.ProviderID
+	var keys []string
+	// moved holds the classes whose backends the change moves, true for
+	// those it moves only through the pods on the Node.
+	moved := map[string]bool{}
+	byEndpoints := false
+	c.index.mu.RLock()
+	for _, cl := range c.index.classes {
+		was, is := backendRole(o, cl.settings), backendRole(n, cl.settings)
+		if was == is && !providerMoved {
 			continue
 		}
 		// A virtual Node matters only through the pods it runs.
-		endpointsOnly := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal || (was != roleECS && is != roleECS)
-		if endpointsOnly && !c.hasEndpointsOn(svc, name) {
-			continue
+		endpointsOnly := was != roleECS && is != roleECS
+		moved[cl.key] = endpointsOnly
+		byEndpoints = byEndpoints || endpointsOnly || cl.local > 0
+		if !endpointsOnly {
+			for key := range cl.cluster {
+				keys = append(keys, key)
+			}
 		}
-		if key, ok := c.keyOf(svc, "node "+name); ok {
-			c.nodeBatch.queue(key)
+	}
+	if byEndpoints {
+		for key := range c.servicesWithEndpointsOn(name) {
+			v := c.index.views[key]
+			if v == nil || v.class == nil {
+				continue
+			}
+			if endpointsOnly, ok := moved[v.class.key]; ok && (v.local || endpointsOnly) {
+				keys = append(keys, key)
+			}
 		}
+	}
+	c.index.mu.RUnlock()
+	if len(keys) == 0 {
+		return
+	}
+	why := "node " + name
+	for _, key := range keys {
+		klog.V(4).InfoS("Queueing Service", "service", key, "why", why)
+		c.nodeBatch.queue(key)
 	}
 }
 
@@ -543,22 +574,18 @@ func nodeBackendFieldsChanged(o, n *corev1.Node) bool {
 		nodeReady(o) != nodeReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 }
 
-func (c *Controller) hasEndpointsOn(svc *corev1.Service, node string) bool {
-	for _, sl := range c.slicesOf(svc) {
-		for _, e := range sl.Endpoints {
-			if e.NodeName != nil && *e.NodeName == node {
-				return true
-			}
-		}
-	}
-	return false
-}
-
+// slicesOf returns the Service's EndpointSlices from the cache's index
+// (sliceByService), not a scan of its namespace.
 func (c *Controller) slicesOf(svc *corev1.Service) []*discoveryv1.EndpointSlice {
-	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.Name})
-	out, err := c.slices.EndpointSlices(svc.Namespace).List(sel)
-	if err != nil {
+	objs, err := c.sliceIndex.ByIndex(sliceByService, svc.Namespace+"/"+svc.Name)
+	if err != nil || len(objs) == 0 {
 		return nil
+	}
+	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, obj := range objs {
+		if sl, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			out = append(out, sl)
+		}
 	}
 	return out
 }
@@ -593,15 +620,12 @@ func (c *Controller) sliceChanged(oldObj, newObj any) {
 	if err != nil {
 		return
 	}
-	p := c.owner(svc)
-	if p == nil {
+	v := c.viewOf(sl.Namespace+"/"+name, svc)
+	if !v.owned {
 		return
 	}
-	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
-		s, ok := c.backendSettings(svc, p)
-		if !ok || (s.Backend.Type != annotations.BackendENI && !c.onVirtualNode(o, n)) {
-			return
-		}
+	if !v.local && (!v.backends || (!v.eni && !c.onVirtualNode(o, n))) {
+		return
 	}
 	c.enqueueFor(svc, "endpoints")
 }
