@@ -128,7 +128,15 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 	for _, l := range lists {
 		*l = api.MergeTags(*l, tags)
 	}
-	return map[string]any{}, nil
+	return tagJob(s, req, typ, ids), nil
+}
+
+// tagJob answers a tag change with the JobId its SDK models carry
+// (TagResourcesResponse and UntagResourcesResponse of
+// alibaba-cloud-sdk-go services/nlb); the change itself is applied at
+// once, so the job locks nothing.
+func tagJob(s *Service, req *api.Request, typ string, ids []string) map[string]any {
+	return map[string]any{"JobId": s.startJob(req, strings.ToLower(typ), ids[0]).ID}
 }
 
 func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
@@ -158,7 +166,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	for _, l := range lists {
 		*l = api.RemoveTags(*l, keys, all)
 	}
-	return map[string]any{}, nil
+	return tagJob(s, req, typ, ids), nil
 }
 
 func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
