@@ -83,8 +83,13 @@ type runner struct {
 	// "<HTTP status> <Code>".
 	codes map[string]map[string]bool
 	// answers, when set, keeps the last successful answer per
-	// "product:Action" (the planted-fault test edits them).
+	// "product:Action" (the planted-fault test edits them), and asked its
+	// parameters.
 	answers map[string][]byte
+	asked   map[string]map[string]string
+	// after, when set, runs after each successful call (the XML test asks
+	// the same read again there, before later steps change the world).
+	after func(product, action string, params map[string]string)
 }
 
 var varRef = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
@@ -118,8 +123,10 @@ func (r *runner) call(product, action string, params map[string]string) (body ma
 		// The legacy SDK's NLB requests carry their parameters in the body.
 		target = req.GetFormParams()
 	}
+	expanded := map[string]string{}
 	for k, v := range params {
 		target[k] = r.expand(v)
+		expanded[k] = target[k]
 	}
 	err = r.clients[product].DoAction(req, resp)
 	var se *sdkerrors.ServerError
@@ -159,6 +166,10 @@ func (r *runner) call(product, action string, params map[string]string) (body ma
 		tl.ok++
 		if r.answers != nil {
 			r.answers[key] = data
+			r.asked[key] = expanded
+		}
+		if r.after != nil {
+			defer r.after(product, action, expanded)
 		}
 	}
 	for _, mm := range res.Mismatches {

@@ -64,7 +64,7 @@ func editItems(t *testing.T, data []byte, path string, edit func(map[string]any)
 // tables, including the vServer group answer the emulator used to give.
 func TestPlantedFaultsAreCaught(t *testing.T) {
 	env := newWorld(t)
-	r := &runner{t: t, vars: map[string]string{}, results: map[string]*tally{}, codes: map[string]map[string]bool{}, answers: map[string][]byte{},
+	r := &runner{t: t, vars: map[string]string{}, results: map[string]*tally{}, codes: map[string]map[string]bool{}, answers: map[string][]byte{}, asked: map[string]map[string]string{},
 		clients: map[string]*sdk.Client{"ecs": &env.ECS(t).Client, "vpc": &env.VPC(t).Client, "slb": &env.SLB(t).Client, "nlb": &env.NLB(t).Client}}
 	for _, sc := range scenarios(t) {
 		r.run(sc)
