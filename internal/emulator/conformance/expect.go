@@ -368,6 +368,15 @@ var ErrorTables = map[string][]ErrorAnswer{
 	},
 }
 
+// ErrorTableOf returns the cited error answers of product ("any": the
+// gateway's common ones).
+func ErrorTableOf(product string) []ErrorAnswer {
+	if product == "any" {
+		return slices.Clone(commonErrors)
+	}
+	return slices.Clone(ErrorTables[product])
+}
+
 // CheckError reports an error answer of product:Action that no cited
 // table lists: an unknown code, a code the action does not give, or a
 // status other than the documented one.
