@@ -49,8 +49,8 @@ type Listener struct {
 	// ServerGroupID is the server group (sgp-...) the listener forwards to;
 	// its protocol matches.
 	ServerGroupID string `json:"serverGroupId"`
-	// IdleTimeout is the connection idle timeout in seconds, 10-900 (UDP: 10-20, default 20; otherwise default
-	// 900).
+	// IdleTimeout is the connection idle timeout in seconds: 10-900,
+	// default 900 (UDP listeners: 10-20, default 20).
 	IdleTimeout int `json:"idleTimeout"`
 	// SecurityPolicyID is a TCPSSL listener's TLS security policy.
 	SecurityPolicyID string `json:"securityPolicyId,omitempty"`
