@@ -441,7 +441,7 @@ func TestSignatureMismatchDoesNotEchoTheToken(t *testing.T) {
 }
 
 // lbName turns a case name into a load balancer name the CLB API accepts
-// (letters, digits, '.', '_', '-'; see apifacts.ValidCLBName).
+// (letters, digits, '.', '_', '-', '/'; see the slb:LoadBalancerName rule of internal/emulator/facts).
 func lbName(caseName string) string {
 	return "lb-" + strings.NewReplacer(" ", "", ",", "_").Replace(caseName)
 }

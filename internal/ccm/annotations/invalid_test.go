@@ -145,7 +145,7 @@ func TestListElementProblems(t *testing.T) {
 
 func TestListProblemMessage(t *testing.T) {
 	_, inv := parseInvalid(t, false, map[string]string{pre + "additional-resource-tags": "k1=v1,k2,=v"})
-	want := `invalid Service annotation: service.beta.kubernetes.io/alibaba-cloud-loadbalancer-additional-resource-tags: element 3 "=v" is invalid: a tag key is required (accepted: k1=v1,k2=v2,k3 (keys 1–128 characters, unique, not starting with aliyun or acs:, not kubernetes.do.not.delete or ack.aliyun.com; values up to 128; at most 20))`
+	want := `invalid Service annotation: service.beta.kubernetes.io/alibaba-cloud-loadbalancer-additional-resource-tags: element 3 "=v" is invalid: a tag key is required (accepted: k1=v1,k2=v2,k3 (keys 1–64 characters, unique, not starting with aliyun or acs:, not kubernetes.do.not.delete or ack.aliyun.com; values up to 128; at most 20))`
 	if got := inv.Error(); got != want {
 		t.Errorf("message\n got %s\nwant %s", got, want)
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -325,8 +324,7 @@ func (r *reader) loadBalancer(s *Settings) {
 	}
 	lb.ForceOverrideListeners = r.trueFalse("force-override-listeners")
 	if a, key, v, ok := r.raw("name"); ok {
-		n := len([]rune(v))
-		if (r.owner == OwnerCLB && !apifacts.ValidCLBName(v)) || (r.owner == OwnerNLB && (n < 2 || n > 128)) {
+		if (r.owner == OwnerCLB && !validCLBName(v)) || (r.owner == OwnerNLB && !validNLBName(v)) {
 			r.failA(a, key, v)
 		} else {
 			lb.Name = &v
@@ -392,10 +390,10 @@ func (r *reader) tags() []Tag {
 		switch {
 		case k == "":
 			why = "a tag key is required"
-		case len(k) > 128:
-			why = "the key is longer than 128 characters"
-		case len(val) > 128:
-			why = "the value is longer than 128 characters"
+		case len([]rune(k)) > tagKeyMax:
+			why = fmt.Sprintf("the key is longer than %d characters", tagKeyMax)
+		case len([]rune(val)) > tagValueMax:
+			why = fmt.Sprintf("the value is longer than %d characters", tagValueMax)
 		case strings.HasPrefix(lk, "aliyun") || strings.HasPrefix(lk, "acs:"):
 			why = "the key starts with aliyun or acs:, which the cloud reserves"
 		case k == naming.TagKeyDefaultName || k == naming.TagKeyCluster:
@@ -472,7 +470,7 @@ func (r *reader) zoneMaps() []ZoneMapping {
 	if bad {
 		return nil
 	}
-	if len(out) < 2 || len(out) > 10 {
+	if zones := cloudFact("nlb:ZoneMappings"); len(out) < zones.Min || len(out) > zones.Max {
 		r.failWhy(a, key, v, fmt.Sprintf("%d zones given", len(out)))
 		return nil
 	}
@@ -929,10 +927,10 @@ func (r *reader) crossField(s *Settings) {
 	l := &s.Listener
 	if r.owner == OwnerCLB {
 		// The scheduler is one value for every listener; each listener's
-		// protocol must accept it (apifacts, which the emulator shares).
+		// protocol must accept it.
 		if l.Scheduler != nil {
 			for _, port := range s.Ports {
-				if ok := apifacts.CLBSchedulers(string(port.Protocol)); ok != nil && !slices.Contains(ok, *l.Scheduler) {
+				if ok := CLBSchedulers(string(port.Protocol)); ok != nil && !slices.Contains(ok, *l.Scheduler) {
 					r.fail(r.keyOf("scheduler"), val("scheduler"), fmt.Sprintf("port %d is %s, whose listeners take %s", port.Port, port.Protocol, strings.Join(ok, ", ")), false)
 					break
 				}
@@ -983,6 +981,12 @@ func (r *reader) crossField(s *Settings) {
 	// listener lacks a certificate. An invalid cert-id is reported already.
 	if has(ProtocolTCPSSL) && len(l.CertIDs) == 0 && !r.failed("cert-id") {
 		r.fail(r.keyOf("protocol-port"), val("protocol-port"), "a tcpssl port requires "+r.keyOf("cert-id"), false)
+	}
+	// One idle timeout serves every listener, and UDP listeners take a
+	// narrower range than TCP and TCPSSL ones.
+	if udpMin, udpMax := cloudFact("nlb:IdleTimeout/UDP").Min, cloudFact("nlb:IdleTimeout/UDP").Max; l.IdleTimeout != nil &&
+		has(ProtocolUDP) && (*l.IdleTimeout < udpMin || *l.IdleTimeout > udpMax) {
+		r.fail(r.keyOf("idle-timeout"), val("idle-timeout"), fmt.Sprintf("a udp port's listener takes %d to %d", udpMin, udpMax), false)
 	}
 	if s.LoadBalancer.ID == "" && len(s.LoadBalancer.ZoneMaps) == 0 && !r.failed("zone-maps") {
 		r.fail(r.keyOf("zone-maps"), val("zone-maps"), "required unless "+r.keyOf("id")+" is set: "+r.entry("zone-maps").Format, false)

@@ -20,7 +20,7 @@ var examples = map[string]string{
 	"id": "", "force-override-listeners": "true", "name": "my-lb", "address-type": "intranet",
 	"resource-group-id": "rg-abc", "additional-resource-tags": "team=web,env=,flag",
 	"ip-version": "", "preserve-lb-on-delete": "", "protocol-port": "", "cert-id": "",
-	"tls-cipher-policy": "", "idle-timeout": "30", "proxy-protocol": "on", "scheduler": "",
+	"tls-cipher-policy": "", "idle-timeout": "15", "proxy-protocol": "on", "scheduler": "",
 	"connection-drain": "on", "connection-drain-timeout": "30", "health-check-flag": "on",
 	"health-check-type": "http", "health-check-uri": "/healthz", "health-check-domain": "www.example.com",
 	"health-check-method": "GET", "health-check-httpcode": "http_2xx,http_3xx", "health-check-connect-port": "-520",
@@ -255,7 +255,7 @@ func TestParseValues(t *testing.T) {
 			pre + "zone-maps": "z1:vsw-1:10.0.0.1, z2:vsw-2::eip-2,z3:vsw-3", pre + "security-group-ids": "sg-1, sg-2",
 			pre + "bandwidth-package-id": "cbwp-1", pre + "ipv6-address-type": "Internet", pre + "cross-zone-enabled": "on",
 			pre + "ip-version": "DUALSTACK", pre + "scheduler": "tch", pre + "protocol-port": "tcpssl:443,udp:53",
-			pre + "cert-id": "c1,c2", pre + "tls-cipher-policy": "spy-custom", pre + "idle-timeout": "900",
+			pre + "cert-id": "c1,c2", pre + "tls-cipher-policy": "spy-custom", pre + "idle-timeout": "20",
 			pre + "alpn": "on", pre + "alpn-policy": "http2only", pre + "additional-cert-ids": "c3", pre + "cacert": "on",
 			pre + "cacert-id": "ca1", pre + "cps": "0", pre + "ppv2-pvl-vpc-id-enabled": "on", pre + "server-group-type": "IP",
 			pre + "preserve-client-ip": "off", pre + "connection-drain-timeout": "0", pre + "vgroup-port": "sgp-x:80",
@@ -271,7 +271,7 @@ func TestParseValues(t *testing.T) {
 				t.Errorf("lb %+v", lb)
 			}
 			if *l.Scheduler != "Tch" || !reflect.DeepEqual(l.CertIDs, []string{"c1", "c2"}) || *l.TLSCipherPolicy != "spy-custom" ||
-				*l.IdleTimeout != 900 || !*l.ALPN || *l.ALPNPolicy != "HTTP2Only" || !reflect.DeepEqual(l.AdditionalCertIDs, []string{"c3"}) ||
+				*l.IdleTimeout != 20 || !*l.ALPN || *l.ALPNPolicy != "HTTP2Only" || !reflect.DeepEqual(l.AdditionalCertIDs, []string{"c3"}) ||
 				!*l.CACert || !reflect.DeepEqual(l.CACertIDs, []string{"ca1"}) || *l.CPS != 0 || !*l.PPv2VPCID || l.PPv2EndpointID != nil ||
 				*l.ConnectionDrainTimeout != 0 || l.ACLStatus != nil {
 				t.Errorf("listener %+v", l)
@@ -364,7 +364,8 @@ func TestInvalidValues(t *testing.T) {
 		{pre + "name", strings.Repeat("x", 81), false, "1 to 80 characters"},
 		{pre + "name", "web lb", false, "1 to 80 characters"},
 		{pre + "name", "1web", false, "starting with a letter"},
-		{pre + "name", "x", true, "2–128"},
+		{pre + "name", "x", true, "2 to 128 characters"},
+		{pre + "name", "team/web", true, "2 to 128 characters"},
 		{pre + "address-type", "public", false, "internet, intranet"},
 		{legacy + "address-type", "public", false, "internet, intranet"},
 		{pre + "resource-group-id", "group1", false, "rg-"},
@@ -386,7 +387,9 @@ func TestInvalidValues(t *testing.T) {
 		{pre + "protocol-port", "udp:80", true, "udp only for UDP ports"},
 		{pre + "tls-cipher-policy", "tls_1_3", false, "tls_cipher_policy_1_0"},
 		{pre + "idle-timeout", "61", false, "from 1 to 60"},
-		{pre + "idle-timeout", "901", true, "from 1 to 900"},
+		{pre + "idle-timeout", "901", true, "from 10 to 900"},
+		{pre + "idle-timeout", "9", true, "from 10 to 900"},
+		{pre + "idle-timeout", "60", true, "a udp port's listener takes 10 to 20"},
 		{pre + "idle-timeout", "ten", false, "from 1 to 60"},
 		{pre + "proxy-protocol", "true", false, "on, off"},
 		{pre + "scheduler", "lc", false, "wrr, rr, sch, tch"},

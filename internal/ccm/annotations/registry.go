@@ -3,8 +3,6 @@ package annotations
 import (
 	"fmt"
 	"strings"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 )
 
 // Scope says which load balancer kinds an annotation applies to.
@@ -207,10 +205,7 @@ const (
 )
 
 // CLBSpecs are the pay-by-spec CLB instance specs.
-var CLBSpecs = []string{
-	"slb.s1.small", "slb.s2.small", "slb.s2.medium", "slb.s3.small",
-	"slb.s3.medium", "slb.s3.large", "slb.s3.xlarge", "slb.s3.xxlarge",
-}
+var CLBSpecs = cloudFact("slb:LoadBalancerSpec").Values
 
 // Registry is every annotation the controllers read. A suffix may appear
 // twice with disjoint scopes when CLB and NLB accept different values.
@@ -218,13 +213,13 @@ var Registry = []Annotation{
 	// Shared, load balancer level.
 	p("id", ScopeShared, KindFormat, "Reuse an existing load balancer; it is never deleted, and its listeners are left alone unless force-override-listeners is true.", format("a load balancer id: lb-… (CLB) or nlb-… (NLB)"), backends()),
 	p("force-override-listeners", ScopeShared, KindTrueFalse, "With id: manage the reused load balancer's listeners.", def("false")),
-	p("name", ScopeShared, KindFormat, "Load balancer name.", format("CLB: "+apifacts.CLBNameRule+"; NLB: 2–128 characters"), def(`"a" + Service UID without dashes, 32 characters`)),
-	p("address-type", ScopeCLB, KindEnum, "Public or private address.", values("internet", "intranet"), def(DefaultAddressType), immutable()),
+	p("name", ScopeShared, KindFormat, "Load balancer name.", format("CLB: "+nameRule("slb:LoadBalancerName")+"; NLB: "+nameRule("nlb:LoadBalancerName")), def(`"a" + Service UID without dashes, 32 characters`)),
+	p("address-type", ScopeCLB, KindEnum, "Public or private address.", factValues("slb:AddressType"), def(DefaultAddressType), immutable()),
 	p("address-type", ScopeNLB, KindEnum, "Public or private IPv4 address.", values("internet", "intranet"), def(DefaultAddressType)),
 	p("resource-group-id", ScopeShared, KindFormat, "Resource group of a created load balancer; a reused one must already be in it.", format("rg-…"), def("cloud-config resourceGroupID"), immutable()),
-	p("additional-resource-tags", ScopeShared, KindFormat, "Extra tags on the load balancer.", format("k1=v1,k2=v2,k3 (keys 1–128 characters, unique, not starting with aliyun or acs:, not kubernetes.do.not.delete or ack.aliyun.com; values up to 128; at most 20)")),
-	p("ip-version", ScopeCLB, KindEnum, "Address family.", values("ipv4", "ipv6"), def(DefaultIPVersion), immutable()),
-	p("ip-version", ScopeNLB, KindEnum, "Address family.", values("ipv4", "DualStack"), def(DefaultIPVersion), immutable()),
+	p("additional-resource-tags", ScopeShared, KindFormat, "Extra tags on the load balancer.", format("k1=v1,k2=v2,k3 (keys 1–64 characters, unique, not starting with aliyun or acs:, not kubernetes.do.not.delete or ack.aliyun.com; values up to 128; at most 20)")),
+	p("ip-version", ScopeCLB, KindEnum, "Address family.", factValues("slb:AddressIPVersion"), def(DefaultIPVersion), immutable()),
+	p("ip-version", ScopeNLB, KindEnum, "Address family.", factValues("nlb:AddressIpVersion"), def(DefaultIPVersion), immutable()),
 	p("preserve-lb-on-delete", ScopeShared, KindPresence, "Keep the load balancer when the Service is deleted; protections are turned off and our tags removed.", emptyIsValue()),
 
 	// Shared, listener level.
@@ -235,36 +230,36 @@ var Registry = []Annotation{
 	p("protocol-port", ScopeNLB, KindFormat, "Listener protocol per Service port.", format("proto:port,... with proto tcp, udp or tcpssl and port a Service port"), def("the Service port's protocol"), backends()),
 	p("cert-id", ScopeCLB, KindString, "Server certificate of HTTPS listeners."),
 	p("cert-id", ScopeNLB, KindFormat, "Server certificates of TCPSSL listeners: the first is the default one, the others are associated as additional certificates.", format("certificate ids separated by commas")),
-	p("tls-cipher-policy", ScopeCLB, KindEnum, "TLS policy of HTTPS listeners.", values("tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3")),
+	p("tls-cipher-policy", ScopeCLB, KindEnum, "TLS policy of HTTPS listeners.", factValues("slb:TLSCipherPolicy")),
 	p("tls-cipher-policy", ScopeNLB, KindString, "Security policy of TCPSSL listeners (system tls_cipher_policy_* or a custom policy id)."),
-	p("idle-timeout", ScopeCLB, KindInt, "HTTP/HTTPS connection idle timeout in seconds.", rng(1, 60)),
-	p("idle-timeout", ScopeNLB, KindInt, "Listener connection idle timeout in seconds.", rng(1, 900)),
+	p("idle-timeout", ScopeCLB, KindInt, "HTTP/HTTPS connection idle timeout in seconds.", factRange("slb:IdleTimeout")),
+	p("idle-timeout", ScopeNLB, KindInt, "Listener connection idle timeout in seconds (UDP listeners: 10 to 20).", factRange("nlb:IdleTimeout/TCP")),
 	p("proxy-protocol", ScopeShared, KindOnOff, "Pass client addresses with Proxy Protocol v2 (TCP/UDP)."),
-	p("scheduler", ScopeCLB, KindEnum, "Listener scheduling algorithm (tcp/udp: wrr, rr, sch, tch; http/https: wrr, rr).", values(apifacts.AllCLBSchedulers()...), def(DefaultCLBScheduler)),
-	p("scheduler", ScopeNLB, KindEnum, "Server group scheduling algorithm.", values("Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"), def(DefaultNLBScheduler)),
+	p("scheduler", ScopeCLB, KindEnum, "Listener scheduling algorithm (tcp/udp: wrr, rr, sch, tch; http/https: wrr, rr).", values(allCLBSchedulers()...), def(DefaultCLBScheduler)),
+	p("scheduler", ScopeNLB, KindEnum, "Server group scheduling algorithm.", factValues("nlb:Scheduler"), def(DefaultNLBScheduler)),
 	p("connection-drain", ScopeShared, KindOnOff, "Drain connections of removed backends (TCP/UDP)."),
-	p("connection-drain-timeout", ScopeCLB, KindInt, "Connection drain timeout in seconds.", rng(10, 900)),
-	p("connection-drain-timeout", ScopeNLB, KindInt, "Connection drain timeout in seconds.", rng(0, 900)),
+	p("connection-drain-timeout", ScopeCLB, KindInt, "Connection drain timeout in seconds.", factRange("slb:ConnectionDrainTimeout")),
+	p("connection-drain-timeout", ScopeNLB, KindInt, "Connection drain timeout in seconds.", factRange("nlb:ConnectionDrainTimeout")),
 
 	// Shared, health checks.
 	p("health-check-flag", ScopeShared, KindOnOff, "Health check of HTTP/HTTPS listeners (CLB) or of the server group (NLB).", def("off")),
-	p("health-check-type", ScopeCLB, KindEnum, "Health check protocol of TCP listeners.", values("tcp", "http"), def("tcp")),
+	p("health-check-type", ScopeCLB, KindEnum, "Health check protocol of TCP listeners.", factValues("slb:HealthCheckType"), def("tcp")),
 	p("health-check-type", ScopeNLB, KindEnum, "Health check protocol.", values("tcp", "http", "udp"), def("tcp")),
 	p("health-check-uri", ScopeShared, KindFormat, "HTTP health check path.", format("a path starting with /, 1–80 characters")),
 	p("health-check-domain", ScopeShared, KindFormat, "HTTP health check Host header.", format("1–80 characters of letters, digits, '-' and '.'")),
-	p("health-check-method", ScopeShared, KindEnum, "HTTP health check method.", values("head", "get")),
+	p("health-check-method", ScopeShared, KindEnum, "HTTP health check method.", factValues("slb:HealthCheckMethod")),
 	p("health-check-httpcode", ScopeShared, KindFormat, "HTTP status classes that count as healthy.", format("comma list of http_2xx, http_3xx, http_4xx, http_5xx")),
 	p("health-check-connect-port", ScopeShared, KindFormat, "Port the health check connects to.", format("a port 1–65535, or -520 for the backend port")),
-	p("healthy-threshold", ScopeShared, KindInt, "Successes before a backend is healthy.", rng(2, 10), def(fmt.Sprint(DefaultThreshold))),
-	p("unhealthy-threshold", ScopeShared, KindInt, "Failures before a backend is unhealthy.", rng(2, 10), def(fmt.Sprint(DefaultThreshold))),
-	p("health-check-interval", ScopeShared, KindInt, "Seconds between health checks.", rng(1, 50), def(fmt.Sprint(DefaultHealthCheckInterval))),
-	p("health-check-connect-timeout", ScopeShared, KindInt, "Health check connect timeout in seconds.", rng(1, 300), def(fmt.Sprint(DefaultHealthCheckTimeout))),
+	p("healthy-threshold", ScopeShared, KindInt, "Successes before a backend is healthy.", factRange("slb:HealthyThreshold"), def(fmt.Sprint(DefaultThreshold))),
+	p("unhealthy-threshold", ScopeShared, KindInt, "Failures before a backend is unhealthy.", factRange("slb:UnhealthyThreshold"), def(fmt.Sprint(DefaultThreshold))),
+	p("health-check-interval", ScopeShared, KindInt, "Seconds between health checks.", factRange("slb:HealthCheckInterval"), def(fmt.Sprint(DefaultHealthCheckInterval))),
+	p("health-check-connect-timeout", ScopeShared, KindInt, "Health check connect timeout in seconds.", factRange("slb:HealthCheckConnectTimeout"), def(fmt.Sprint(DefaultHealthCheckTimeout))),
 
 	// Shared, backends.
 	p("vgroup-port", ScopeCLB, KindFormat, "Bind existing vServer groups to Service ports.", format("rsp-…:port,... with port a Service port"), backends()),
 	p("vgroup-port", ScopeNLB, KindFormat, "Bind existing server groups to Service ports.", format("sgp-…:port,... with port a Service port"), backends()),
-	p("weight", ScopeShared, KindInt, "Total weight of this Service's backends in a shared group.", rng(0, 100), backends()),
-	p("default-weight", ScopeShared, KindInt, "Weight of each backend server.", rng(0, 100), def(fmt.Sprint(DefaultWeight)), backends()),
+	p("weight", ScopeShared, KindInt, "Total weight of this Service's backends in a shared group.", factRange("slb:Weight"), backends()),
+	p("default-weight", ScopeShared, KindInt, "Weight of each backend server.", factRange("slb:Weight"), def(fmt.Sprint(DefaultWeight)), backends()),
 	p("ignore-weight-update", ScopeShared, KindOnOff, "on: keep backend weights already set in the cloud.", def("off"), backends()),
 	p("backend-label", ScopeShared, KindFormat, "Only nodes with these labels are backends.", format("k=v,... of valid label keys and values"), backends()),
 	p("remove-unscheduled-backend", ScopeShared, KindOnOff, "on: cordoned nodes are not backends.", def("off"), backends()),
@@ -278,32 +273,32 @@ var Registry = []Annotation{
 
 	// CLB only.
 	p("spec", ScopeCLB, KindEnum, "Instance spec (pay by spec).", values(CLBSpecs...), def(DefaultSpec)),
-	p("instance-charge-type", ScopeCLB, KindEnum, "Instance billing method.", values("PayBySpec", "PayByCLCU")),
-	p("charge-type", ScopeCLB, KindEnum, "Internet billing method.", values("paybytraffic", "paybybandwidth"), def(DefaultChargeType)),
-	p("bandwidth", ScopeCLB, KindInt, "Peak bandwidth in Mbps.", rng(1, 5120), def(fmt.Sprint(DefaultBandwidth))),
+	p("instance-charge-type", ScopeCLB, KindEnum, "Instance billing method.", factValues("slb:InstanceChargeType")),
+	p("charge-type", ScopeCLB, KindEnum, "Internet billing method.", factValues("slb:InternetChargeType"), def(DefaultChargeType)),
+	p("bandwidth", ScopeCLB, KindInt, "Peak bandwidth in Mbps.", factRange("slb:Bandwidth"), def(fmt.Sprint(DefaultBandwidth))),
 	p("network-type", ScopeCLB, KindEnum, "Network type of a private load balancer: classic creates it without a vSwitch, in no VPC (it then takes no `vswitch-id`).", values("classic", "vpc"), def("vpc"), immutable()),
 	p("vswitch-id", ScopeCLB, KindFormat, "vSwitch of a private load balancer.", format("vsw-…"), def("chosen automatically"), immutable()),
 	p("master-zoneid", ScopeCLB, KindString, "Primary zone.", immutable()),
 	p("slave-zoneid", ScopeCLB, KindString, "Secondary zone.", immutable()),
 	p("ip", ScopeCLB, KindFormat, "Fixed private address.", format("an IPv4 or IPv6 address"), immutable()),
 	p("delete-protection", ScopeCLB, KindOnOff, "Deletion protection.", def("on")),
-	p("modification-protection", ScopeCLB, KindEnum, "Configuration read-only mode.", values("ConsoleProtection", "NonProtection"), def(DefaultModificationProtection)),
+	p("modification-protection", ScopeCLB, KindEnum, "Configuration read-only mode.", factValues("slb:ModificationProtectionStatus"), def(DefaultModificationProtection)),
 	p("external-ip-type", ScopeCLB, KindEnum, "eip: report the load balancer's EIPs in the Service status.", values("eip")),
 	p("hostname", ScopeCLB, KindFormat, "Hostname reported in the Service status instead of the address.", format("a DNS-1123 subdomain")),
 	p("acl-status", ScopeCLB, KindOnOff, "Access control on the listeners.", def("off")),
 	p("acl-id", ScopeCLB, KindFormat, "Access control list.", format("acl-…")),
-	p("acl-type", ScopeCLB, KindEnum, "Access control list type.", values("white", "black")),
+	p("acl-type", ScopeCLB, KindEnum, "Access control list type.", factValues("slb:AclType")),
 	p("forward-port", ScopeCLB, KindFormat, "Redirect an HTTP listener to an HTTPS listener.", format("httpPort:httpsPort,... with both Service ports"), backends()),
 	p("http2-enabled", ScopeCLB, KindOnOff, "HTTP/2 on HTTPS listeners."),
 	p("sticky-session", ScopeCLB, KindOnOff, "Session persistence on HTTP/HTTPS listeners.", def("off")),
-	p("sticky-session-type", ScopeCLB, KindEnum, "How the session cookie is handled.", values("insert", "server")),
+	p("sticky-session-type", ScopeCLB, KindEnum, "How the session cookie is handled.", factValues("slb:StickySessionType")),
 	p("cookie", ScopeCLB, KindFormat, "Cookie name for sticky-session-type server.", format("1–200 printable ASCII characters without ',', ';', spaces, not starting with $")),
-	p("cookie-timeout", ScopeCLB, KindInt, "Cookie lifetime in seconds for sticky-session-type insert.", rng(1, 86400)),
-	p("persistence-timeout", ScopeCLB, KindInt, "TCP/UDP session persistence in seconds (0 = off).", rng(0, 3600), def("0")),
+	p("cookie-timeout", ScopeCLB, KindInt, "Cookie lifetime in seconds for sticky-session-type insert.", factRange("slb:CookieTimeout")),
+	p("persistence-timeout", ScopeCLB, KindInt, "TCP/UDP session persistence in seconds (0 = off).", factRange("slb:PersistenceTimeout"), def("0")),
 	p("health-check-switch", ScopeCLB, KindOnOff, "Health check of TCP/UDP listeners.", def("on")),
-	p("health-check-timeout", ScopeCLB, KindInt, "HTTP health check response timeout in seconds.", rng(1, 300), def(fmt.Sprint(DefaultHealthCheckTimeout))),
-	p("request-timeout", ScopeCLB, KindInt, "HTTP/HTTPS request timeout in seconds.", rng(1, 180)),
-	p("established-timeout", ScopeCLB, KindInt, "TCP connection timeout in seconds.", rng(10, 900)),
+	p("health-check-timeout", ScopeCLB, KindInt, "HTTP health check response timeout in seconds.", factRange("slb:HealthCheckTimeout"), def(fmt.Sprint(DefaultHealthCheckTimeout))),
+	p("request-timeout", ScopeCLB, KindInt, "HTTP/HTTPS request timeout in seconds.", factRange("slb:RequestTimeout")),
+	p("established-timeout", ScopeCLB, KindInt, "TCP connection timeout in seconds.", factRange("slb:EstablishedTimeout")),
 	p("xforwardedfor-proto", ScopeCLB, KindOnOff, "Add X-Forwarded-Proto on HTTP/HTTPS listeners."),
 	p("xforwardedfor-slbport", ScopeCLB, KindOnOff, "Add X-Forwarded-Port on HTTP/HTTPS listeners."),
 	p("xforwardedfor-clientsrcport", ScopeCLB, KindOnOff, "Add X-Forwarded-Client-srcport on HTTP/HTTPS listeners."),
@@ -319,12 +314,12 @@ var Registry = []Annotation{
 	p("preserve-client-ip", ScopeNLB, KindOnOff, "Preserve the client address towards backends."),
 	p("cacert", ScopeNLB, KindOnOff, "Mutual TLS on TCPSSL listeners."),
 	p("cacert-id", ScopeNLB, KindFormat, "CA certificates for mutual TLS.", format("certificate ids separated by commas")),
-	p("cps", ScopeNLB, KindInt, "New connections per second limit (0 = unlimited).", rng(0, 1000000)),
+	p("cps", ScopeNLB, KindInt, "New connections per second limit (0 = unlimited).", factRange("nlb:Cps")),
 	p("ppv2-pvl-ep-id-enabled", ScopeNLB, KindOnOff, "Proxy Protocol v2: carry the PrivateLink endpoint id."),
 	p("ppv2-pvl-eps-id-enabled", ScopeNLB, KindOnOff, "Proxy Protocol v2: carry the PrivateLink endpoint service id."),
 	p("ppv2-pvl-vpc-id-enabled", ScopeNLB, KindOnOff, "Proxy Protocol v2: carry the VPC id."),
 	p("alpn", ScopeNLB, KindOnOff, "ALPN on TCPSSL listeners."),
-	p("alpn-policy", ScopeNLB, KindEnum, "ALPN policy.", values("HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional")),
+	p("alpn-policy", ScopeNLB, KindEnum, "ALPN policy.", factValues("nlb:AlpnPolicy")),
 	p("additional-cert-ids", ScopeNLB, KindFormat, "Additional certificates of TCPSSL listeners (with the cert-id entries after the first). Set (even empty), or with several cert-id entries, it is the listener's whole additional set: others are disassociated; absent, certificates added outside the Service stay.", format("certificate ids separated by commas, or empty"), emptyIsValue()),
 	p("listener-port-range", ScopeNLB, KindFormat, "Serve a port range with one listener (eni backends only).", format("start-end:port,... with 1 ≤ start ≤ end ≤ 65535 and port a Service port"), backends()),
 

@@ -82,6 +82,14 @@ type runner struct {
 	// codes are the error answers seen per "product:Action", as
 	// "<HTTP status> <Code>".
 	codes map[string]map[string]bool
+	// answers, when set, keeps the last successful answer per
+	// "product:Action" (the planted-fault test edits them), and asked its
+	// parameters.
+	answers map[string][]byte
+	asked   map[string]map[string]string
+	// after, when set, runs after each successful call (the XML test asks
+	// the same read again there, before later steps change the world).
+	after func(product, action string, params map[string]string)
 }
 
 var varRef = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
@@ -115,8 +123,10 @@ func (r *runner) call(product, action string, params map[string]string) (body ma
 		// The legacy SDK's NLB requests carry their parameters in the body.
 		target = req.GetFormParams()
 	}
+	expanded := map[string]string{}
 	for k, v := range params {
 		target[k] = r.expand(v)
+		expanded[k] = target[k]
 	}
 	err = r.clients[product].DoAction(req, resp)
 	var se *sdkerrors.ServerError
@@ -133,6 +143,17 @@ func (r *runner) call(product, action string, params map[string]string) (body ma
 		r.t.Fatalf("%s:%s: %v (%s)", product, action, cerr, data)
 	}
 	key := product + ":" + action
+	// What the model check cannot see: members a client reads, documented
+	// values, and error answers against the cited tables.
+	if err == nil {
+		more, xerr := conformance.CheckExpectation(key, data)
+		if xerr != nil {
+			r.t.Fatalf("%s: %v", key, xerr)
+		}
+		res.Mismatches = append(res.Mismatches, more...)
+	} else if m := conformance.CheckError(product, action, se.HttpStatus(), se.ErrorCode()); m != nil {
+		res.Mismatches = append(res.Mismatches, *m)
+	}
 	tl := r.results[key]
 	if tl == nil {
 		tl = &tally{mismatches: map[string]bool{}}
@@ -143,6 +164,13 @@ func (r *runner) call(product, action string, params map[string]string) (body ma
 		tl.failed++
 	} else {
 		tl.ok++
+		if r.answers != nil {
+			r.answers[key] = data
+			r.asked[key] = expanded
+		}
+		if r.after != nil {
+			defer r.after(product, action, expanded)
+		}
 	}
 	for _, mm := range res.Mismatches {
 		tl.mismatches[mm.String()] = true
@@ -270,6 +298,11 @@ func TestConformance(t *testing.T) {
 				t.Errorf("%s: %s", key, mm)
 			}
 			rows = append(rows, row)
+		}
+	}
+	for k := range conformance.Expectations {
+		if tl := r.results[k]; tl == nil || tl.ok == 0 {
+			t.Errorf("expectation %s was not exercised by a successful call", k)
 		}
 	}
 	for k := range allowed {

@@ -111,9 +111,9 @@ func TestV1RequestChecks(t *testing.T) {
 			p["Format"] = "json"
 			return p
 		}, testSecret, "", 200},
-		{"format xml", func() map[string]string {
-			p := v1Params("Whoami", "n-xml", now)
-			p["Format"] = "XML"
+		{"format yaml", func() map[string]string {
+			p := v1Params("Whoami", "n-yaml", now)
+			p["Format"] = "YAML"
 			return p
 		}, testSecret, "InvalidParameter", 400},
 		{"unknown action", func() map[string]string { return v1Params("Nope", "n-action", now) }, testSecret, "InvalidApi.NotFound", 404},

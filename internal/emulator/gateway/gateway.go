@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -74,9 +73,6 @@ type Gateway struct {
 	meta      *metadata
 	control   *http.ServeMux
 	started   time.Time
-
-	idPrefix [8]byte
-	idSeq    atomic.Uint64
 }
 
 // New returns a gateway over the given products.
@@ -115,9 +111,6 @@ func New(cfg Config) (*Gateway, error) {
 			return nil, fmt.Errorf("two products answer version %s", p.Version)
 		}
 		g.byVersion[p.Version] = p
-	}
-	if _, err := rand.Read(g.idPrefix[:]); err != nil {
-		return nil, fmt.Errorf("seed request ids: %w", err)
 	}
 	g.control = g.controlMux()
 	return g, nil
@@ -168,6 +161,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	// real gateway does; clients log it when the body cannot be parsed.
 	w.Header().Set("x-acs-request-id", rec.RequestID)
 	host := "emulator"
+	format := formatJSON
 	finish := func(status int, code string) {
 		rec.Status, rec.Code = status, code
 		rec.Latency = Duration(time.Since(start))
@@ -175,7 +169,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	fail := func(err error) {
 		e := asAPIError(err)
-		writeError(w, rec.RequestID, host, e)
+		writeError(w, format, rec.RequestID, host, e)
 		finish(e.Status, e.Code)
 	}
 
@@ -184,6 +178,10 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		rec.Params = sanitize(in.params)
 	}
 	if err != nil {
+		fail(err)
+		return
+	}
+	if format, err = answerFormat(r, in); err != nil {
 		fail(err)
 		return
 	}
@@ -214,10 +212,6 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	act, ok := prod.Actions[action]
 	if !ok {
 		fail(notFoundAPI)
-		return
-	}
-	if f := in.params.String("Format"); f != "" && !strings.EqualFold(f, "JSON") {
-		fail(api.InvalidParameter("Format", "The emulator answers JSON only; the specified Format %q is not supported.", f))
 		return
 	}
 	var who identity
@@ -307,7 +301,11 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		body = map[string]any{}
 	}
 	body["RequestId"] = rec.RequestID
-	writeJSON(w, http.StatusOK, body)
+	if format == formatXML {
+		writeXML(w, http.StatusOK, action+"Response", body)
+	} else {
+		writeJSON(w, http.StatusOK, body)
+	}
 	finish(http.StatusOK, CodeOK)
 }
 
@@ -330,16 +328,17 @@ func (g *Gateway) run(act api.Action, req *api.Request) (map[string]any, error) 
 	return body, nil
 }
 
-// newRequestID returns a UUID-shaped id: a random per-gateway prefix and a
-// counter, which is unique and much cheaper than crypto randomness per call.
+// newRequestID returns a random request id in the cloud's form: a
+// version-4 UUID in upper-case hex (9DEC9C28-AB05-4DDF-9A78-6B08EC9CE18C in
+// the API reference's examples). Random rather than counted, so that no
+// client or test can come to rely on an order the cloud does not give.
 func (g *Gateway) newRequestID() string {
 	var b [16]byte
-	copy(b[:8], g.idPrefix[:])
-	n := g.idSeq.Add(1)
-	for i := 15; i >= 8; i-- {
-		b[i] = byte(n)
-		n >>= 8
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
 	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
 	var out [36]byte
 	hex.Encode(out[0:8], b[0:4])
 	out[8] = '-'
@@ -409,17 +408,22 @@ func asAPIError(err error) *api.Error {
 	return api.Errorf(http.StatusInternalServerError, "InternalError", "The request processing has failed due to some unknown error, exception or failure.")
 }
 
-func writeError(w http.ResponseWriter, reqID, host string, e *api.Error) {
+func writeError(w http.ResponseWriter, format, reqID, host string, e *api.Error) {
 	for k, v := range e.Headers {
 		w.Header().Set(k, v)
 	}
-	writeJSON(w, e.Status, map[string]any{
+	body := map[string]any{
 		"RequestId": reqID,
 		"HostId":    host,
 		"Code":      e.Code,
 		"Message":   e.Message,
 		"Recommend": "https://api.aliyun.com/troubleshoot?q=" + url.QueryEscape(e.Code),
-	})
+	}
+	if format == formatXML {
+		writeXML(w, e.Status, "Error", body)
+		return
+	}
+	writeJSON(w, e.Status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

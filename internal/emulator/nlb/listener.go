@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -48,8 +49,8 @@ type Listener struct {
 	// ServerGroupID is the server group (sgp-...) the listener forwards to;
 	// its protocol matches.
 	ServerGroupID string `json:"serverGroupId"`
-	// IdleTimeout is the connection idle timeout in seconds, 1-900 (default
-	// 900).
+	// IdleTimeout is the connection idle timeout in seconds: 10-900,
+	// default 900 (UDP listeners: 10-20, default 20).
 	IdleTimeout int `json:"idleTimeout"`
 	// SecurityPolicyID is a TCPSSL listener's TLS security policy.
 	SecurityPolicyID string `json:"securityPolicyId,omitempty"`
@@ -196,7 +197,11 @@ func parseListenerOptions(p api.Params, l *Listener) error {
 		}
 		l.Description = d
 	}
-	if l.IdleTimeout, err = p.IntRange("IdleTimeout", l.IdleTimeout, 1, 900); err != nil {
+	idleMin, idleMax := facts.Range("nlb:IdleTimeout/TCP")
+	if l.Protocol == "UDP" {
+		idleMin, idleMax = facts.Range("nlb:IdleTimeout/UDP")
+	}
+	if l.IdleTimeout, err = p.IntRange("IdleTimeout", l.IdleTimeout, idleMin, idleMax); err != nil {
 		return err
 	}
 	if l.ProxyProtocolEnabled, err = p.Bool("ProxyProtocolEnabled", l.ProxyProtocolEnabled); err != nil {
@@ -208,7 +213,7 @@ func parseListenerOptions(p api.Params, l *Listener) error {
 	if l.SecSensorEnabled, err = p.Bool("SecSensorEnabled", l.SecSensorEnabled); err != nil {
 		return err
 	}
-	if l.Cps, err = p.IntRange("Cps", l.Cps, 0, 1000000); err != nil {
+	if l.Cps, err = p.IntRange("Cps", l.Cps, cpsMin, cpsMax); err != nil {
 		return err
 	}
 	if l.Mss, err = p.IntRange("Mss", l.Mss, 0, 1500); err != nil {
@@ -244,7 +249,7 @@ func parseListenerOptions(p api.Params, l *Listener) error {
 	if l.AlpnEnabled, err = p.Bool("AlpnEnabled", l.AlpnEnabled); err != nil {
 		return err
 	}
-	if l.AlpnPolicy, err = canonical(p, "AlpnPolicy", l.AlpnPolicy, "HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional"); err != nil {
+	if l.AlpnPolicy, err = canonical(p, "AlpnPolicy", l.AlpnPolicy, facts.Enum("nlb:AlpnPolicy")...); err != nil {
 		return err
 	}
 	if l.AlpnEnabled && l.AlpnPolicy == "" {
@@ -302,7 +307,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 	if _, err := p.Required("ListenerProtocol"); err != nil {
 		return nil, err
 	}
-	proto, err := canonical(p, "ListenerProtocol", "", "TCP", "UDP", "TCPSSL")
+	proto, err := canonical(p, "ListenerProtocol", "", facts.Enum("nlb:ListenerProtocol")...)
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +322,10 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 	l := &Listener{
 		ID: store.NewID("lsn"), LoadBalancerID: lb.ID, RegionID: req.RegionID, Protocol: proto,
 		Port: port, StartPort: start, EndPort: end, ServerGroupID: sgID, IdleTimeout: 900, CreatedAt: req.Now,
+	}
+	if proto == "UDP" {
+		// The documented default of UDP listeners (CreateListenerRequest.IdleTimeout).
+		l.IdleTimeout = 20
 	}
 	if err := parseListenerOptions(p, l); err != nil {
 		return nil, err
@@ -408,7 +417,7 @@ func (s *Service) listListeners(req *api.Request) (map[string]any, error) {
 	proto := p.String("ListenerProtocol")
 	if proto != "" {
 		var err error
-		if proto, err = canonical(p, "ListenerProtocol", "", "TCP", "UDP", "TCPSSL"); err != nil {
+		if proto, err = canonical(p, "ListenerProtocol", "", facts.Enum("nlb:ListenerProtocol")...); err != nil {
 			return nil, err
 		}
 	}

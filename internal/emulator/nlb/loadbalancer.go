@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -20,11 +21,12 @@ const (
 
 // Limits of the NLB product that are not tunable quotas.
 const (
-	minZones            = 2
-	maxZones            = 10
 	maxSecurityGroups   = 4
 	maxListLoadBalancer = 20
 )
+
+// How many zones a load balancer takes.
+var minZones, maxZones = facts.Range("nlb:ZoneMappings")
 
 // LoadBalancer is one NLB instance.
 type LoadBalancer struct {
@@ -297,11 +299,11 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if _, err := p.Required("AddressType"); err != nil {
 		return nil, err
 	}
-	addrType, err := canonical(p, "AddressType", "", "Internet", "Intranet")
+	addrType, err := canonical(p, "AddressType", "", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}
-	ipVersion, err := canonical(p, "AddressIpVersion", "ipv4", "ipv4", "DualStack")
+	ipVersion, err := canonical(p, "AddressIpVersion", "ipv4", facts.Enum("nlb:AddressIpVersion")...)
 	if err != nil {
 		return nil, err
 	}
@@ -586,7 +588,7 @@ func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	cps, err := p.IntRange("Cps", lb.Cps, 0, 1000000)
+	cps, err := p.IntRange("Cps", lb.Cps, cpsMin, cpsMax)
 	if err != nil {
 		return nil, err
 	}
@@ -670,7 +672,7 @@ func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[str
 	if _, err := req.Params.Required("AddressType"); err != nil {
 		return nil, err
 	}
-	addrType, err := canonical(req.Params, "AddressType", "", "Internet", "Intranet")
+	addrType, err := canonical(req.Params, "AddressType", "", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/ecs"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/vpc"
 )
@@ -256,30 +257,21 @@ func errIncorrectStatus(kind, id string) error {
 	return api.Errorf(http.StatusBadRequest, "IncorrectStatus."+kind, "The status of %s [%s] is incorrect.", kind, id)
 }
 
-// validName checks a load balancer or server group name: 2 to 128
-// characters starting with a letter (or a non-ASCII character, as the
-// console allows Chinese), then letters, digits, '.', '_' and '-'.
+// validName checks a load balancer or server group name (param) by the
+// emulator's name rule of that parameter.
 func validName(param, name string) error {
-	if name == "" {
+	if name == "" || facts.ValidName("nlb:"+param, name) {
 		return nil
 	}
-	r := []rune(name)
-	ok := len(r) >= 2 && len(r) <= 128
-	if ok {
-		first := r[0]
-		ok = (first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first > 127
-	}
-	for _, c := range r {
-		if !ok {
-			break
-		}
-		ok = c > 127 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'
-	}
-	if !ok {
-		return api.Errorf(http.StatusBadRequest, "IllegalParam."+param, "The param %s [%s] is illegal: 2 to 128 characters, starting with a letter, containing letters, digits, periods, underscores and hyphens.", param, name)
-	}
-	return nil
+	return api.Errorf(http.StatusBadRequest, "IllegalParam."+param, "The param %s [%s] is illegal: %s.", param, name, facts.NameRule("nlb:"+param))
 }
+
+// Ranges of the emulator's facts used in more than one place.
+var (
+	cpsMin, cpsMax         = facts.Range("nlb:Cps")
+	drainMin, drainMax     = facts.Range("nlb:ConnectionDrainTimeout")
+	persistMin, persistMax = facts.Range("nlb:PersistenceTimeout")
+)
 
 // canonical returns the allowed value equal to v ignoring case, so that
 // "sch" and "Sch" both map to the documented spelling.

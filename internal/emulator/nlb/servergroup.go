@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -208,7 +209,7 @@ func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
 	if hc.Enabled, err = o.Bool("HealthCheckEnabled", base.Enabled); err != nil {
 		return hc, err
 	}
-	if hc.Type, err = canonical(o, "HealthCheckType", base.Type, "TCP", "HTTP", "UDP"); err != nil {
+	if hc.Type, err = canonical(o, "HealthCheckType", base.Type, facts.Enum("nlb:HealthCheckType")...); err != nil {
 		return hc, err
 	}
 	ints := []struct {
@@ -216,13 +217,14 @@ func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
 		dst      *int
 		min, max int
 	}{
-		{"HealthCheckConnectPort", &hc.ConnectPort, 0, 65535},
-		{"HealthCheckConnectTimeout", &hc.ConnectTimeout, 1, 300},
-		{"HealthCheckInterval", &hc.Interval, 1, 50},
-		{"HealthyThreshold", &hc.Healthy, 2, 10},
-		{"UnhealthyThreshold", &hc.Unhealthy, 2, 10},
+		{key: "HealthCheckConnectPort", dst: &hc.ConnectPort},
+		{key: "HealthCheckConnectTimeout", dst: &hc.ConnectTimeout},
+		{key: "HealthCheckInterval", dst: &hc.Interval},
+		{key: "HealthyThreshold", dst: &hc.Healthy},
+		{key: "UnhealthyThreshold", dst: &hc.Unhealthy},
 	}
 	for _, f := range ints {
+		f.min, f.max = facts.Range("nlb:" + f.key)
 		if *f.dst, err = o.IntRange(f.key, *f.dst, f.min, f.max); err != nil {
 			return hc, api.InvalidParameter("HealthCheckConfig."+f.key, "The parameter HealthCheckConfig.%s must be between %d and %d.", f.key, f.min, f.max)
 		}
@@ -236,7 +238,7 @@ func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
 			return hc, api.InvalidParameter("HealthCheckConfig.HealthCheckUrl", "The parameter HealthCheckConfig.HealthCheckUrl must start with '/'.")
 		}
 	}
-	if hc.Method, err = canonical(o, "HttpCheckMethod", base.Method, "GET", "HEAD"); err != nil {
+	if hc.Method, err = canonical(o, "HttpCheckMethod", base.Method, facts.Enum("nlb:HttpCheckMethod")...); err != nil {
 		return hc, err
 	}
 	if codes := o.List("HealthCheckHttpCode"); len(codes) > 0 {
@@ -264,13 +266,13 @@ func parseHealthCheck(p api.Params, base HealthCheck) (HealthCheck, error) {
 // sgOptions are the tunables CreateServerGroup and UpdateServerGroupAttribute share.
 func parseSGOptions(p api.Params, g *ServerGroup) error {
 	var err error
-	if g.Scheduler, err = canonical(p, "Scheduler", g.Scheduler, "Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"); err != nil {
+	if g.Scheduler, err = canonical(p, "Scheduler", g.Scheduler, facts.Enum("nlb:Scheduler")...); err != nil {
 		return err
 	}
 	if g.ConnectionDrainEnabled, err = p.Bool("ConnectionDrainEnabled", g.ConnectionDrainEnabled); err != nil {
 		return err
 	}
-	if g.ConnectionDrainTimeout, err = p.IntRange("ConnectionDrainTimeout", g.ConnectionDrainTimeout, 0, 900); err != nil {
+	if g.ConnectionDrainTimeout, err = p.IntRange("ConnectionDrainTimeout", g.ConnectionDrainTimeout, drainMin, drainMax); err != nil {
 		return err
 	}
 	if g.PreserveClientIPEnabled, err = p.Bool("PreserveClientIpEnabled", g.PreserveClientIPEnabled); err != nil {
@@ -279,7 +281,7 @@ func parseSGOptions(p api.Params, g *ServerGroup) error {
 	if g.PersistenceEnabled, err = p.Bool("PersistenceEnabled", g.PersistenceEnabled); err != nil {
 		return err
 	}
-	if g.PersistenceTimeout, err = p.IntRange("PersistenceTimeout", g.PersistenceTimeout, 0, 3600); err != nil {
+	if g.PersistenceTimeout, err = p.IntRange("PersistenceTimeout", g.PersistenceTimeout, persistMin, persistMax); err != nil {
 		return err
 	}
 	g.HealthCheck, err = parseHealthCheck(p, g.HealthCheck)
@@ -295,7 +297,7 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 	if err := validName("ServerGroupName", name); err != nil {
 		return nil, err
 	}
-	typ, err := canonical(p, "ServerGroupType", "Instance", "Instance", "Ip")
+	typ, err := canonical(p, "ServerGroupType", "Instance", facts.Enum("nlb:ServerGroupType")...)
 	if err != nil {
 		return nil, err
 	}
@@ -523,8 +525,8 @@ func (s *Service) parseServers(req *api.Request, g *ServerGroup) ([]serverSpec, 
 		if o.String("Weight") != "" {
 			sp.hasWeight = true
 			w, err := strconv.Atoi(o.String("Weight"))
-			if err != nil || w < 0 || w > 100 {
-				return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.Weight", n), "The parameter Servers.%d.Weight must be between 0 and 100.", n)
+			if wMin, wMax := facts.Range("nlb:Weight"); err != nil || w < wMin || w > wMax {
+				return nil, api.InvalidParameter(fmt.Sprintf("Servers.%d.Weight", n), "The parameter Servers.%d.Weight must be between %d and %d.", n, wMin, wMax)
 			}
 			sp.Weight = w
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -15,6 +16,12 @@ const (
 	ResourceServerGroup    = "servergroup"
 	ResourceListener       = "listener"
 	ResourceSecurityPolicy = "securitypolicy"
+)
+
+// The longest tag key and value, in characters.
+var (
+	_, tagKeyMax   = facts.Range("nlb:TagKeyLength")
+	_, tagValueMax = facts.Range("nlb:TagValueLength")
 )
 
 // maxTagResourceIDs is how many ResourceId.N one tag call takes.
@@ -31,9 +38,9 @@ func (s *Service) validTags(tags []api.Tag) error {
 		switch {
 		case t.Key == "":
 			return api.MissingParameter("Tag.N.Key")
-		case len(t.Key) > 64 || strings.HasPrefix(t.Key, "aliyun") || strings.HasPrefix(t.Key, "acs:"):
+		case len([]rune(t.Key)) > tagKeyMax || strings.HasPrefix(t.Key, "aliyun") || strings.HasPrefix(t.Key, "acs:"):
 			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagKey", "The param TagKey [%s] is illegal.", t.Key)
-		case len(t.Value) > 128 || strings.HasPrefix(t.Value, "aliyun") || strings.HasPrefix(t.Value, "acs:"):
+		case len([]rune(t.Value)) > tagValueMax || strings.HasPrefix(t.Value, "aliyun") || strings.HasPrefix(t.Value, "acs:"):
 			return api.Errorf(http.StatusBadRequest, "IllegalParam.TagValue", "The param TagValue [%s] is illegal.", t.Value)
 		case seen[t.Key]:
 			return api.Errorf(http.StatusBadRequest, "DuplicatedParam.TagKey", "The tag key %s is duplicated.", t.Key)
@@ -121,7 +128,15 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 	for _, l := range lists {
 		*l = api.MergeTags(*l, tags)
 	}
-	return map[string]any{}, nil
+	return tagJob(s, req, typ, ids), nil
+}
+
+// tagJob answers a tag change with the JobId its SDK models carry
+// (TagResourcesResponse and UntagResourcesResponse of
+// alibaba-cloud-sdk-go services/nlb); the change itself is applied at
+// once, so the job locks nothing.
+func tagJob(s *Service, req *api.Request, typ string, ids []string) map[string]any {
+	return map[string]any{"JobId": s.startJob(req, strings.ToLower(typ), ids[0]).ID}
 }
 
 func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
@@ -151,7 +166,7 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	for _, l := range lists {
 		*l = api.RemoveTags(*l, keys, all)
 	}
-	return map[string]any{}, nil
+	return tagJob(s, req, typ, ids), nil
 }
 
 func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -99,8 +100,8 @@ func (s *Service) parseBackends(p api.Params, key string, required bool) ([]back
 		if b.Type == "" {
 			b.Type = "ecs"
 		}
-		if b.HasWeight && (b.Weight < 0 || b.Weight > 100) {
-			return nil, api.InvalidParameter("Weight", "The weight of backend server %s must be between 0 and 100, got %d.", b.ServerID, b.Weight)
+		if wMin, wMax := facts.Range("slb:Weight"); b.HasWeight && (b.Weight < wMin || b.Weight > wMax) {
+			return nil, api.InvalidParameter("Weight", "The weight of backend server %s must be between %d and %d, got %d.", b.ServerID, wMin, wMax, b.Weight)
 		}
 		if b.HasPort && (b.Port < 1 || b.Port > 65535) {
 			return nil, api.InvalidParameter("Port", "The specified Port must be between 1 and 65535.")

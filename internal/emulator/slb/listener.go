@@ -2,12 +2,13 @@ package slb
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
@@ -53,65 +54,98 @@ var (
 
 var listenerFields = func() []lfield {
 	fs := []lfield{
-		{name: "Bandwidth", kind: fInt, def: "-1", min: -1, max: 5120, protos: "tcp udp http https", top: true},
-		// The schedulers are the table the CCM's annotation parser uses too.
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("tcp"), protos: "tcp", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("udp"), protos: "udp", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("http"), protos: "http", top: true},
-		{name: "Scheduler", kind: fStr, def: "wrr", enum: apifacts.CLBSchedulers("https"), protos: "https", top: true},
+		{name: "Bandwidth", kind: fInt, def: "-1", protos: "tcp udp http https", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", protos: "tcp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", protos: "udp", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", protos: "http", top: true},
+		{name: "Scheduler", kind: fStr, def: "wrr", protos: "https", top: true},
 		{name: "Description", kind: fStr, protos: "tcp udp http https", top: true, maxLen: 256},
 		{name: "AclId", kind: fStr, protos: "tcp udp http https", top: true},
 		{name: "AclStatus", kind: fStr, def: "off", enum: onOffEnum, protos: "tcp udp http https", top: true},
-		{name: "AclType", kind: fStr, enum: []string{"white", "black"}, protos: "tcp udp http https", top: true},
-		{name: "HealthyThreshold", kind: fInt, def: "3", min: 2, max: 10, protos: "tcp udp http https"},
-		{name: "UnhealthyThreshold", kind: fInt, def: "3", min: 2, max: 10, protos: "tcp udp http https"},
-		{name: "HealthCheckInterval", kind: fInt, def: "2", min: 1, max: 50, protos: "tcp udp http https"},
+		{name: "AclType", kind: fStr, protos: "tcp udp http https", top: true},
+		{name: "HealthyThreshold", kind: fInt, def: "3", protos: "tcp udp http https"},
+		{name: "UnhealthyThreshold", kind: fInt, def: "3", protos: "tcp udp http https"},
+		{name: "HealthCheckInterval", kind: fInt, def: "2", protos: "tcp udp http https"},
 		{name: "HealthCheckDomain", kind: fStr, protos: "tcp udp http https", maxLen: 80},
 		{name: "HealthCheckURI", kind: fStr, protos: "tcp udp http https", maxLen: 80},
 		{name: "HealthCheckHttpCode", kind: fStr, def: "http_2xx", protos: "tcp udp http https"},
 		{name: "HealthCheckConnectPort", kind: fInt, def: "0", min: 1, max: 65535, protos: "tcp udp http https"},
-		{name: "HealthCheckMethod", kind: fStr, enum: []string{"get", "head"}, protos: "tcp"},
-		{name: "HealthCheckMethod", kind: fStr, def: "head", enum: []string{"get", "head"}, protos: "http https"},
+		{name: "HealthCheckMethod", kind: fStr, protos: "tcp"},
+		{name: "HealthCheckMethod", kind: fStr, def: "head", protos: "http https"},
 		{name: "HealthCheckSwitch", kind: fStr, def: "on", enum: onOffEnum, protos: "tcp", notAttr: true},
 		{name: "HealthCheckSwitch", kind: fStr, def: "on", enum: onOffEnum, protos: "udp"},
-		{name: "HealthCheckConnectTimeout", kind: fInt, def: "5", min: 1, max: 300, protos: "tcp udp"},
-		{name: "PersistenceTimeout", kind: fInt, def: "0", min: 0, max: 3600, protos: "tcp udp"},
+		{name: "HealthCheckConnectTimeout", kind: fInt, def: "5", protos: "tcp udp"},
+		{name: "PersistenceTimeout", kind: fInt, def: "0", protos: "tcp udp"},
 		{name: "ConnectionDrain", kind: fStr, def: "off", enum: onOffEnum, protos: "tcp udp"},
-		{name: "ConnectionDrainTimeout", kind: fInt, def: "0", min: 10, max: 900, protos: "tcp udp"},
+		{name: "ConnectionDrainTimeout", kind: fInt, def: "0", protos: "tcp udp"},
 		{name: "ProxyProtocolV2Enabled", kind: fBool, def: "false", protos: "tcp udp", listString: true},
 		{name: "FullNatEnabled", kind: fBool, def: "false", protos: "tcp udp", listString: true},
-		{name: "EstablishedTimeout", kind: fInt, def: "900", min: 10, max: 900, protos: "tcp"},
-		{name: "HealthCheckType", kind: fStr, def: "tcp", enum: []string{"tcp", "http"}, protos: "tcp"},
+		{name: "EstablishedTimeout", kind: fInt, def: "900", protos: "tcp"},
+		{name: "HealthCheckType", kind: fStr, def: "tcp", protos: "tcp"},
 		{name: "SynProxy", kind: fStr, def: "disable", enum: []string{"enable", "disable"}, protos: "tcp", notListed: true},
 		{name: "HealthCheckTcpFastCloseEnabled", kind: fBool, def: "false", protos: "tcp"},
 		{name: "HealthCheckReq", kind: fStr, protos: "udp", maxLen: 500},
 		{name: "HealthCheckExp", kind: fStr, protos: "udp", maxLen: 500},
 		{name: "HealthCheck", kind: fStr, def: "on", enum: onOffEnum, protos: "http https"},
-		{name: "HealthCheckTimeout", kind: fInt, def: "5", min: 1, max: 300, protos: "http https"},
+		{name: "HealthCheckTimeout", kind: fInt, def: "5", protos: "http https"},
 		{name: "HealthCheckHttpVersion", kind: fStr, def: "HTTP1.0", enum: []string{"HTTP1.0", "HTTP1.1"}, protos: "http https"},
 		{name: "StickySession", kind: fStr, def: "off", enum: onOffEnum, protos: "http https"},
-		{name: "StickySessionType", kind: fStr, enum: []string{"insert", "server"}, protos: "http https"},
-		{name: "CookieTimeout", kind: fInt, def: "0", min: 1, max: 86400, protos: "http https"},
+		{name: "StickySessionType", kind: fStr, protos: "http https"},
+		{name: "CookieTimeout", kind: fInt, def: "0", protos: "http https"},
 		{name: "Cookie", kind: fStr, protos: "http https", maxLen: 200},
 		{name: "Gzip", kind: fStr, def: "on", enum: onOffEnum, protos: "http https"},
-		{name: "IdleTimeout", kind: fInt, def: "15", min: 1, max: 60, protos: "http https"},
-		{name: "RequestTimeout", kind: fInt, def: "60", min: 1, max: 180, protos: "http https"},
+		{name: "IdleTimeout", kind: fInt, def: "15", protos: "http https"},
+		{name: "RequestTimeout", kind: fInt, def: "60", protos: "http https"},
 		{name: "XForwardedFor", kind: fStr, def: "on", enum: onOffEnum, protos: "http https"},
 		{name: "ListenerForward", kind: fStr, def: "off", enum: onOffEnum, protos: "http"},
 		{name: "ForwardPort", kind: fInt, def: "0", min: 1, max: 65535, protos: "http"},
 		{name: "ServerCertificateId", kind: fStr, protos: "https"},
 		{name: "CACertificateId", kind: fStr, protos: "https"},
 		{name: "EnableHttp2", kind: fStr, def: "on", enum: onOffEnum, protos: "https"},
-		{name: "TLSCipherPolicy", kind: fStr, def: "tls_cipher_policy_1_0", protos: "https", enum: []string{
-			"tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2",
-			"tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3"}},
+		{name: "TLSCipherPolicy", kind: fStr, def: "tls_cipher_policy_1_0", protos: "https"},
 		{name: "BackendProtocol", kind: fStr, def: "http", enum: []string{"http", "https"}, protos: "https", top: true},
 	}
 	for _, x := range xffFields {
 		fs = append(fs, lfield{name: x, kind: fStr, def: "off", enum: onOffEnum, protos: "http https"})
 	}
+	for i := range fs {
+		k, ok := listenerFacts[fs[i].name]
+		if !ok {
+			continue
+		}
+		r := facts.Get(strings.ReplaceAll(k, "{proto}", fs[i].protos))
+		if r.Values != nil {
+			fs[i].enum = slices.Clone(r.Values)
+		} else {
+			fs[i].min, fs[i].max = r.Min, r.Max
+		}
+	}
 	return fs
 }()
+
+// listenerFacts names the rule in the emulator's facts behind each
+// listener setting with a range or an enumeration ({proto}: the one
+// protocol of that table entry).
+var listenerFacts = map[string]string{
+	"Bandwidth":                 "slb:ListenerBandwidth",
+	"HealthyThreshold":          "slb:HealthyThreshold",
+	"UnhealthyThreshold":        "slb:UnhealthyThreshold",
+	"HealthCheckInterval":       "slb:HealthCheckInterval",
+	"HealthCheckConnectTimeout": "slb:HealthCheckConnectTimeout",
+	"PersistenceTimeout":        "slb:PersistenceTimeout",
+	"ConnectionDrainTimeout":    "slb:ConnectionDrainTimeout",
+	"EstablishedTimeout":        "slb:EstablishedTimeout",
+	"HealthCheckTimeout":        "slb:HealthCheckTimeout",
+	"CookieTimeout":             "slb:CookieTimeout",
+	"IdleTimeout":               "slb:IdleTimeout",
+	"RequestTimeout":            "slb:RequestTimeout",
+	"HealthCheckType":           "slb:HealthCheckType",
+	"HealthCheckMethod":         "slb:HealthCheckMethod",
+	"StickySessionType":         "slb:StickySessionType",
+	"TLSCipherPolicy":           "slb:TLSCipherPolicy",
+	"AclType":                   "slb:AclType",
+	"Scheduler":                 "slb:Scheduler/{proto}",
+}
 
 // fieldsByProto indexes listenerFields per protocol, in table order.
 var fieldsByProto = func() map[string][]lfield {

@@ -120,7 +120,7 @@ func TestCreateListenerErrors(t *testing.T) {
 		}, "InvalidParameter", 400},
 		{"unknown group", func(r *slb.CreateLoadBalancerTCPListenerRequest) {
 			r.ListenerPort, r.VServerGroupId = requests.NewInteger(82), "rsp-nope"
-		}, "InvalidParameter", 404},
+		}, "InvalidParameter", 400},
 		{"bad scheduler", func(r *slb.CreateLoadBalancerTCPListenerRequest) {
 			r.ListenerPort, r.Scheduler = requests.NewInteger(83), "random"
 		}, "InvalidParameter", 400},

@@ -11,16 +11,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 // Load balancer specifications still accepted by the pay-by-spec billing method.
-var lbSpecs = []string{
-	"slb.s1.small", "slb.s2.small", "slb.s2.medium", "slb.s3.small",
-	"slb.s3.medium", "slb.s3.large", "slb.s3.xlarge", "slb.s3.xxlarge",
-}
+var lbSpecs = facts.Enum("slb:LoadBalancerSpec")
+
+// The peak bandwidth of a load balancer, in Mbit/s.
+var bandwidthMin, bandwidthMax = facts.Range("slb:Bandwidth")
 
 // Public addresses come from 47.99.0.0/16 onwards, a block the emulator owns.
 const publicIPBase = 47<<24 | 99<<16
@@ -105,13 +105,12 @@ func createResponse(lb *LoadBalancer, order int64) map[string]any {
 	}
 }
 
-// validLBName checks a LoadBalancerName by the rule the CCM's annotation
-// parser shares (apifacts.ValidCLBName).
+// validLBName checks a LoadBalancerName by the emulator's name rule.
 func validLBName(v string) error {
-	if apifacts.ValidCLBName(v) {
+	if facts.ValidName("slb:LoadBalancerName", v) {
 		return nil
 	}
-	return api.InvalidParameter("LoadBalancerName", "The parameter LoadBalancerName %q must be %s.", v, apifacts.CLBNameRule)
+	return api.InvalidParameter("LoadBalancerName", "The parameter LoadBalancerName %q must be %s.", v, facts.NameRule("slb:LoadBalancerName"))
 }
 
 func validName(key, v string, max int) error {
@@ -139,11 +138,11 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 			}
 		}
 	}
-	addrType, err := p.Enum("AddressType", "internet", "internet", "intranet")
+	addrType, err := p.Enum("AddressType", "internet", facts.Enum("slb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}
-	ipVersion, err := p.Enum("AddressIPVersion", "ipv4", "ipv4", "ipv6")
+	ipVersion, err := p.Enum("AddressIPVersion", "ipv4", facts.Enum("slb:AddressIPVersion")...)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +157,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if spec != "" {
 		defCharge = "PayBySpec"
 	}
-	instanceCharge, err := p.Enum("InstanceChargeType", defCharge, "PayBySpec", "PayByCLCU")
+	instanceCharge, err := p.Enum("InstanceChargeType", defCharge, facts.Enum("slb:InstanceChargeType")...)
 	if err != nil {
 		return nil, err
 	}
@@ -168,11 +167,11 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if instanceCharge == "PayByCLCU" {
 		spec = ""
 	}
-	internetCharge, err := p.Enum("InternetChargeType", "paybytraffic", "paybytraffic", "paybybandwidth")
+	internetCharge, err := p.Enum("InternetChargeType", "paybytraffic", facts.Enum("slb:InternetChargeType")...)
 	if err != nil {
 		return nil, err
 	}
-	bandwidth, err := p.IntRange("Bandwidth", 5120, 1, 5120)
+	bandwidth, err := p.IntRange("Bandwidth", 5120, bandwidthMin, bandwidthMax)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +183,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	modStatus, err := p.Enum("ModificationProtectionStatus", "NonProtection", "NonProtection", "ConsoleProtection")
+	modStatus, err := p.Enum("ModificationProtectionStatus", "NonProtection", facts.Enum("slb:ModificationProtectionStatus")...)
 	if err != nil {
 		return nil, err
 	}
@@ -769,11 +768,11 @@ func (s *Service) modifyLoadBalancerInternetSpec(req *api.Request) (map[string]a
 	if lb.AddressType != "internet" {
 		return nil, errNotAllowed("The operation is not allowed because load balancer %s is not internet-facing.", lb.ID)
 	}
-	charge, err := req.Params.Enum("InternetChargeType", lb.InternetChargeType, "paybytraffic", "paybybandwidth")
+	charge, err := req.Params.Enum("InternetChargeType", lb.InternetChargeType, facts.Enum("slb:InternetChargeType")...)
 	if err != nil {
 		return nil, err
 	}
-	bw, err := req.Params.IntRange("Bandwidth", lb.Bandwidth, 1, 5120)
+	bw, err := req.Params.IntRange("Bandwidth", lb.Bandwidth, bandwidthMin, bandwidthMax)
 	if err != nil {
 		return nil, err
 	}
@@ -805,7 +804,7 @@ func (s *Service) modifyLoadBalancerInstanceChargeType(req *api.Request) (map[st
 	if err != nil {
 		return nil, err
 	}
-	bw, err := p.IntRange("Bandwidth", lb.Bandwidth, 1, 5120)
+	bw, err := p.IntRange("Bandwidth", lb.Bandwidth, bandwidthMin, bandwidthMax)
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func TestDeleteLoadBalancer(t *testing.T) {
 	g := slb.CreateDescribeVServerGroupAttributeRequest()
 	g.VServerGroupId = gid
 	_, err = c.DescribeVServerGroupAttribute(g)
-	wantErr(t, err, "InvalidParameter", http.StatusNotFound)
+	wantErr(t, err, "InvalidParameter", http.StatusBadRequest)
 	// The VIP went back to the vSwitch.
 	createLB(t, c, func(r *slb.CreateLoadBalancerRequest) { r.Address = "192.168.0.50" })
 }

@@ -133,8 +133,12 @@ func errListenerNotFound() error {
 	return api.NotFound("ListenerNotFound", "The specified resource does not exist.")
 }
 
+// errVServerGroupNotFound answers an unknown vServer group as the real API
+// does: code InvalidParameter with this message (the Terraform provider's
+// DescribeSlbServerGroup and vServer group delete match both), and
+// InvalidParameter is a 400 in the common error table.
 func errVServerGroupNotFound() error {
-	return api.NotFound("InvalidParameter", "The specified VServerGroupId does not exist.")
+	return api.InvalidParameter("VServerGroupId", "The specified VServerGroupId does not exist.")
 }
 
 func errNotAllowed(format string, args ...any) error {

@@ -6,23 +6,30 @@ import (
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/facts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 // maxTagResourceIDs bounds ResourceId.N and Tag.N in the tag APIs.
 const maxTagResourceIDs = 20
 
+// The longest tag key and value, in characters.
+var (
+	_, tagKeyMax   = facts.Range("slb:TagKeyLength")
+	_, tagValueMax = facts.Range("slb:TagValueLength")
+)
+
 func validTag(t api.Tag) error {
 	k := strings.ToLower(t.Key)
 	switch {
 	case t.Key == "":
 		return api.InvalidParameter("Tag.Key", "The tag key must not be empty.")
-	case len([]rune(t.Key)) > 64:
-		return api.InvalidParameter("Tag.Key", "The tag key %q must be at most 64 characters.", t.Key)
+	case len([]rune(t.Key)) > tagKeyMax:
+		return api.InvalidParameter("Tag.Key", "The tag key %q must be at most %d characters.", t.Key, tagKeyMax)
 	case strings.HasPrefix(k, "aliyun") || strings.HasPrefix(k, "acs:") || strings.Contains(k, "http://") || strings.Contains(k, "https://"):
 		return api.InvalidParameter("Tag.Key", "The tag key %q must not start with aliyun or acs: and must not contain http:// or https://.", t.Key)
-	case len([]rune(t.Value)) > 128:
-		return api.InvalidParameter("Tag.Value", "The tag value of %q must be at most 128 characters.", t.Key)
+	case len([]rune(t.Value)) > tagValueMax:
+		return api.InvalidParameter("Tag.Value", "The tag value of %q must be at most %d characters.", t.Key, tagValueMax)
 	case strings.Contains(strings.ToLower(t.Value), "http://") || strings.Contains(strings.ToLower(t.Value), "https://"):
 		return api.InvalidParameter("Tag.Value", "The tag value of %q must not contain http:// or https://.", t.Key)
 	}

@@ -109,7 +109,7 @@ func TestVServerGroupLifecycle(t *testing.T) {
 	_, err = c.DeleteVServerGroup(del)
 	must(t, err)
 	_, err = c.DescribeVServerGroupAttribute(attrReq)
-	wantErr(t, err, "InvalidParameter", http.StatusNotFound)
+	wantErr(t, err, "InvalidParameter", http.StatusBadRequest)
 	if !strings.Contains(err.Error(), "The specified VServerGroupId does not exist") {
 		t.Fatalf("message: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestVServerGroupBackendValidation(t *testing.T) {
 
 	r.VServerGroupId = "rsp-nope"
 	_, err = c.AddVServerGroupBackendServers(r)
-	wantErr(t, err, "InvalidParameter", http.StatusNotFound)
+	wantErr(t, err, "InvalidParameter", http.StatusBadRequest)
 }
 
 func TestVServerGroupProcessing(t *testing.T) {
