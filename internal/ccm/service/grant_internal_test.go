@@ -1,6 +1,8 @@
 package service
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,5 +132,34 @@ func TestCheckCertificates(t *testing.T) {
 				t.Errorf("message %q does not start %q", r.Message, want)
 			}
 		})
+	}
+}
+
+// TestReuseGrantedPerNamespace: under tagged, the id annotation binds a
+// load balancer granted to the Service's namespace (list, every namespace,
+// per-namespace key) and refuses one granted to others, naming the tag.
+func TestReuseGrantedPerNamespace(t *testing.T) {
+	cloud := fakeFinder{
+		"lb-ab":   {ID: "lb-ab", Tags: map[string]string{TagReusable: "team-a, team-b"}},
+		"lb-all":  {ID: "lb-all", Tags: map[string]string{TagReusable: "*"}},
+		"lb-keyb": {ID: "lb-keyb", Tags: map[string]string{TagReusablePrefix + "team-b": "true"}},
+	}
+	for _, tc := range []struct {
+		ns, id  string
+		refused bool
+	}{
+		{"team-a", "lb-ab", false}, {"team-b", "lb-ab", false}, {"team-c", "lb-ab", true},
+		{"team-c", "lb-all", false},
+		{"team-b", "lb-keyb", false}, {"team-a", "lb-keyb", true},
+	} {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: tc.ns, UID: "u"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
+		req := &Request{Service: s, Settings: parsed(t, s, map[string]string{"id": tc.id}), ClusterID: "c1"}
+		_, _, err := Bind(context.Background(), cloud, ReuseRules{Policy: ReuseTagged}, req)
+		if IsRefused(err) != tc.refused {
+			t.Errorf("%s borrowing %s: err %v, refused want %v", tc.ns, tc.id, err, tc.refused)
+		}
+		if tc.refused && (err == nil || !strings.Contains(err.Error(), "kubernetes.reusable="+tc.ns) || !strings.Contains(err.Error(), "loadBalancerReuse: tagged")) {
+			t.Errorf("%s borrowing %s: message %v does not name the tag to add and the mode", tc.ns, tc.id, err)
+		}
 	}
 }
