@@ -80,10 +80,10 @@ func SharedSettingIgnored(b *Binding, key, have, want string) Warning {
 func SharedPortsSkipped(b *Binding, noListener, overCap []string) Warning {
 	var parts []string
 	if len(noListener) > 0 {
-		parts = append(parts, fmt.Sprintf("port(s) %s have no listener of this Service (set force-override-listeners, or bind a group with vgroup-port)", strings.Join(noListener, ", ")))
+		parts = append(parts, fmt.Sprintf("port(s) %s have no listener of this Service (set force-override-listeners, or bind a group with vgroup-port)", portList(noListener)))
 	}
 	if len(overCap) > 0 {
-		parts = append(parts, fmt.Sprintf("port(s) %s are above the limit of %d server groups per Service on a shared load balancer", strings.Join(overCap, ", "), MaxGroupsPerSharedLB))
+		parts = append(parts, fmt.Sprintf("port(s) %s are above the limit of %d server groups per Service on a shared load balancer", portList(overCap), MaxGroupsPerSharedLB))
 	}
 	return Warning{Reason: EventSharedPortsSkipped, Message: fmt.Sprintf(
 		"No server group is made for %s: load balancer %s is shared with %s",
@@ -122,6 +122,16 @@ func TagsHave(current map[string]string, tags []naming.Tag) string {
 		parts = append(parts, t.Key+"="+current[t.Key])
 	}
 	return strings.Join(parts, ",")
+}
+
+// portList spells at most 10 ports and how many more there are, to keep
+// the event short.
+func portList(ports []string) string {
+	const shown = 10
+	if len(ports) <= shown {
+		return strings.Join(ports, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ports[:shown], ", "), len(ports)-shown)
 }
 
 // borrowIndex indexes Services by the load balancer ids they claim.

@@ -86,7 +86,8 @@ func TestSharedSettingsFrozen(t *testing.T) {
 			// Nothing of team-b's was written either.
 			ref := naming.For(vs, clusterID)
 			for _, r := range cloud.Requests(gateway.RequestFilter{Product: k.product, AfterSeq: seq}) {
-				if isWrite(r.Action) && strings.Contains(fmt.Sprint(r.Params), "/"+ref.Name+"/"+ref.Namespace+"/") {
+				p := fmt.Sprint(r.Params)
+				if isWrite(r.Action) && (strings.Contains(p, "/"+ref.Name+"/"+ref.Namespace+"/") || strings.Contains(p, "."+ref.Name+"."+ref.Namespace+".")) {
 					t.Errorf("write naming team-b's Service: %s %v", r.Action, r.Params)
 				}
 			}
@@ -130,6 +131,7 @@ func TestSharedBoundMembersReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	onlyOwner := map[string]int{owner: 77}
+	seq := lastSeq()
 	name := "bound-release"
 	bind := func(s *corev1.Service) { s.Annotations[annotations.Key("vgroup-port")] = g.VServerGroupId + ":80" }
 	svc := newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.Key("id"): lb.LoadBalancerId}})
@@ -156,7 +158,7 @@ func TestSharedBoundMembersReleased(t *testing.T) {
 	if got := members(); !reflect.DeepEqual(got, onlyOwner) {
 		t.Fatalf("after delete the user's group holds %v, want only the owner's member", got)
 	}
-	for _, r := range writesOn("slb", 0, lb.LoadBalancerId, g.VServerGroupId) {
+	for _, r := range writesOn("slb", seq, lb.LoadBalancerId, g.VServerGroupId) {
 		if strings.Contains(r.Params["BackendServers"], owner) {
 			t.Errorf("write touching the owner's member: %s %v", r.Action, r.Params)
 		}

@@ -8,14 +8,17 @@ import (
 )
 
 // limitShared keeps, on a borrowed load balancer other Services share, the
-// Service from filling it with groups no listener uses: an unbound port
-// keeps its group only when a listener of the Service serves it (or one
-// already forwards to its group), and at most service.MaxGroupsPerSharedLB
-// such groups. The other ports' groups and listeners leave the model, so
-// their groups are not made (and ours are deleted). existing limits the
-// ports to those whose group exists already (the backend pass, which does
-// not read listeners and creates nothing). It returns the Warning to
-// report, nil when nothing was skipped or the load balancer is not shared.
+// Service from filling it with groups no listener uses: a new group is
+// made for an unbound port only when a listener of the Service serves it,
+// and the Service keeps at most service.MaxGroupsPerSharedLB groups of its
+// own. A group some listener forwards to is never taken away, and one that
+// exists already (made while the Service was the only borrower, perhaps
+// for a listener its owner adds in the console) is kept within the limit;
+// groups above it leave the model with their listeners, so ours are
+// deleted. existing limits the ports to those whose group exists already
+// (the backend pass, which does not read listeners and creates nothing).
+// It returns the Warning to report, nil when nothing was skipped or the
+// load balancer is not shared.
 func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners []CurrentListener, manages, force, existing bool) *service.Warning {
 	if !b.Shared() {
 		return nil
@@ -40,11 +43,15 @@ func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners 
 			kept = append(kept, g)
 			continue
 		}
-		ok := used[g.Name]
-		switch {
-		case existing:
-			ok = exists[g.Name]
-		case !ok && manages:
+		if used[g.Name] {
+			// A listener forwards to it: never taken away.
+			own++
+			keep[g.ServicePort] = true
+			kept = append(kept, g)
+			continue
+		}
+		ok := exists[g.Name]
+		if !ok && !existing && manages {
 			ok = listenerFree(m, g.ServicePort, listeners, force)
 		}
 		if !ok {
