@@ -225,8 +225,6 @@ func TestResolveENIs(t *testing.T) {
 		{IP: "10.0.9.8", Pod: pod("app", "eci-vm")},    // ECI pod whose address a VM holds now
 		{IP: "10.0.5.6", Pod: pod("app", "eci-other")}, // held by another ECI group
 		{IP: "10.0.9.9", Pod: pod("app", "eci-vmid")},  // (duplicate)
-	}, 10250: {
-		{IP: "10.0.1.2"}, // a kubelet, no pod named
 	}}}
 	got, rejected, unresolved, err := ResolveENIs(context.Background(), enis, cl, pods, req)
 	if err != nil {
