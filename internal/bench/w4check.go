@@ -103,9 +103,10 @@ func (w W4Check) Run(ctx context.Context) (*W4CheckResult, error) {
 	if err := e.registerNodes(ctx, 1, w.Nodes+1); err != nil {
 		return nil, err
 	}
-	if _, err := e.waitNodesInitialized(ctx, w.Nodes, 2*time.Minute); err != nil {
+	if _, err := e.waitNodesInitialized(ctx, w.Nodes, 3*time.Minute); err != nil {
 		return nil, err
 	}
+	logf("w4check: %d Nodes initialized after %.1fs", w.Nodes, time.Since(start).Seconds())
 	logf("w4check: creating %d Services and their EndpointSlices (%d endpoints)", w.Services, w.Endpoints)
 	t0 := time.Now()
 	if err := e.createServices(ctx, w4Prefix, w.Services, nil, func(name string) *corev1.Service {
@@ -121,7 +122,8 @@ func (w W4Check) Run(ctx context.Context) (*W4CheckResult, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := poll(ctx, 3*time.Minute, time.Second, func(ctx context.Context) (bool, string, error) {
+	logf("w4check: objects created after %.1fs", time.Since(t0).Seconds())
+	if err := poll(ctx, 4*time.Minute, time.Second, func(ctx context.Context) (bool, string, error) {
 		if e.ccm.Exited() {
 			return false, "", fatalError{fmt.Errorf("cloud-controller-manager exited; see %s", e.ccm.LogPath)}
 		}
@@ -132,7 +134,7 @@ func (w W4Check) Run(ctx context.Context) (*W4CheckResult, error) {
 	}
 	res := &W4CheckResult{Services: w.Services, Nodes: w.Nodes, Endpoints: w.Endpoints,
 		NodeUpdates: w.NodeUpdates, SliceUpdates: w.SliceUpdates, ConvergedSeconds: time.Since(t0).Seconds()}
-	logf("w4check: every Service addressed after %.1fs", res.ConvergedSeconds)
+	logf("w4check: every Service addressed %.1fs after the first was created", res.ConvergedSeconds)
 	// The last syncs' status writes and events settle.
 	time.Sleep(2 * time.Second)
 
@@ -148,6 +150,7 @@ func (w W4Check) Run(ctx context.Context) (*W4CheckResult, error) {
 	if err := w.burst(ctx, e); err != nil {
 		return nil, err
 	}
+	logf("w4check: %d Node and %d EndpointSlice updates made in %.1fs", w.NodeUpdates, w.SliceUpdates, time.Since(burst).Seconds())
 	// The reference has all of the burst when it has counted as many
 	// events; the CCM gets the same watch, and the time the burst took
 	// again to finish its handlers.

@@ -83,7 +83,7 @@ func TestW4Regression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	check := W4Check{
 		Services: base.Services, Nodes: base.Nodes, Endpoints: base.Endpoints,
