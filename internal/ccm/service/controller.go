@@ -255,7 +255,7 @@ func New(opts Options) (*Controller, error) {
 	c.index, c.sliceIndex = newServiceIndex(), sliceInf.Informer().GetIndexer()
 	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.indexService(obj); c.enqueueService(obj); c.borrowersChanged(nil, obj) },
+		AddFunc:    func(obj any) { c.indexService(nil, obj); c.enqueueService(obj); c.borrowersChanged(nil, obj) },
 		UpdateFunc: c.serviceUpdated,
 		DeleteFunc: func(obj any) { c.unindexService(obj); c.enqueueService(obj); c.borrowersChanged(obj, nil) },
 	}, opts.ResyncPeriod); err != nil {
@@ -459,7 +459,7 @@ func (c *Controller) keyOf(obj any, why string) (string, bool) {
 // writes cause; any spec, annotation or deletion change, a periodic resync,
 // or a hash label that no longer matches enqueues the Service.
 func (c *Controller) serviceUpdated(oldObj, newObj any) {
-	c.indexService(newObj)
+	c.indexService(oldObj, newObj)
 	o, ok1 := oldObj.(*corev1.Service)
 	n, ok2 := newObj.(*corev1.Service)
 	if !ok1 || !ok2 {

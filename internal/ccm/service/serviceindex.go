@@ -1,6 +1,7 @@
 package service
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -164,10 +165,13 @@ func (c *Controller) viewOf(key string, svc *corev1.Service) *svcView {
 	return c.view(svc)
 }
 
-// indexService records the version of the Service the informer delivered;
-// a version already indexed (a resync) is not parsed again.
-func (c *Controller) indexService(obj any) {
-	svc, ok := obj.(*corev1.Service)
+// indexService records the version of the Service the informer delivered
+// (newObj; oldObj the version it replaces, nil on an add). A version
+// already indexed (a resync) is not parsed again, nor one that differs
+// from the indexed one only in what a view does not read (status, labels:
+// the controller's own writes).
+func (c *Controller) indexService(oldObj, newObj any) {
+	svc, ok := newObj.(*corev1.Service)
 	if !ok {
 		return
 	}
@@ -180,6 +184,14 @@ func (c *Controller) indexService(obj any) {
 	old := x.views[key]
 	x.mu.RUnlock()
 	if old != nil && old.rv == svc.ResourceVersion {
+		return
+	}
+	if prev, ok := oldObj.(*corev1.Service); ok && old != nil && old.rv == prev.ResourceVersion && sameView(prev, svc) {
+		v := *old
+		v.rv = svc.ResourceVersion
+		x.mu.Lock()
+		x.views[key] = &v
+		x.mu.Unlock()
 		return
 	}
 	v := c.view(svc)
@@ -202,6 +214,13 @@ func (c *Controller) indexService(obj any) {
 	} else {
 		cl.cluster[key] = struct{}{}
 	}
+}
+
+// sameView reports whether o and n make the same svcView: they agree on
+// everything owner, backendSettings and the traffic policy read.
+func sameView(o, n *corev1.Service) bool {
+	return reflect.DeepEqual(o.Annotations, n.Annotations) && reflect.DeepEqual(o.Spec, n.Spec) &&
+		slices.Equal(o.Finalizers, n.Finalizers) && (o.DeletionTimestamp == nil) == (n.DeletionTimestamp == nil)
 }
 
 // unindexService forgets a deleted Service.

@@ -257,6 +257,11 @@ func TestNodeChangedMatchesWalk(t *testing.T) {
 	update("bad", func(s *corev1.Service) { s.Annotations[annotations.Key("backend-label")] = "pool=a" })
 	update("eni", func(s *corev1.Service) { delete(s.Annotations, annotations.BackendTypeKey) })
 	update("locsel", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort })
+	// The controller's own writes: the view is kept, under the new version.
+	update("sel2", func(s *corev1.Service) { s.Labels = map[string]string{"service.k8s.alibaba/loadbalancer-id": "lb-1"} })
+	update("unsched", func(s *corev1.Service) {
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+	})
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "loc", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
