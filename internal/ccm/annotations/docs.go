@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-//go:generate go test -run TestDocsUpToDate -update .
+//go:generate go test -run ^(TestDocsUpToDate|TestAdmissionUpToDate)$ -update .
 
 // Docs renders docs/annotations.md from the Registry, so the documentation
 // can never drift from what the code reads.
