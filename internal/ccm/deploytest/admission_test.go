@@ -121,3 +121,21 @@ func TestChartAdmissionValues(t *testing.T) {
 		t.Errorf("an unknown action renders")
 	}
 }
+
+// TestReplicasSpreadAcrossZonesAndHosts: deploy/'s Deployment (and so the
+// chart's defaults, TestChartRendersDeploy) spreads the replicas across
+// zones and hosts.
+func TestReplicasSpreadAcrossZonesAndHosts(t *testing.T) {
+	d := deployment(t, mustLoad(t))
+	got := map[string]string{}
+	for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
+		if c.LabelSelector == nil || c.LabelSelector.MatchLabels["app.kubernetes.io/name"] != "cloud-controller-manager" || c.MaxSkew != 1 {
+			t.Errorf("constraint %+v does not select the CCM's pods with maxSkew 1", c)
+		}
+		got[c.TopologyKey] = string(c.WhenUnsatisfiable)
+	}
+	want := map[string]string{"topology.kubernetes.io/zone": "ScheduleAnyway", "kubernetes.io/hostname": "DoNotSchedule"}
+	if len(got) != len(want) || got["topology.kubernetes.io/zone"] != want["topology.kubernetes.io/zone"] || got["kubernetes.io/hostname"] != want["kubernetes.io/hostname"] {
+		t.Errorf("topology spread %v, want %v", got, want)
+	}
+}
