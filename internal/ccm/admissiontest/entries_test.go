@@ -91,6 +91,8 @@ func TestCrossFieldRules(t *testing.T) {
 		{"connection-drain needs a timeout", clb, []string{"connection-drain", "on"}, ""},
 		{"domain-extensions need https", clb, []string{"domain-extensions", "a.example.com:cert-2"}, ""},
 		{"SCTP port", clb, nil, "sctp"},
+		{"vgroup-port needs id (CLB)", clb, []string{"vgroup-port", "rsp-a:80"}, ""},
+		{"vgroup-port needs id (NLB)", nlb, []string{"zone-maps", zoneMaps, "vgroup-port", "sgp-a:80"}, ""},
 		{"tcpssl needs cert-id", nlb, []string{"zone-maps", zoneMaps, "protocol-port", "tcpssl:443"}, ""},
 		{"zone-maps required", nlb, []string{"scheduler", "rr"}, ""},
 		{"zone-maps required, invalid id", nlb, []string{"id", "lb-1"}, ""},

@@ -602,6 +602,10 @@ func (g *admissionGen) crossField() {
 		requires := func(name, cond, key, value, accepted string) {
 			g.check("x_"+o+"_"+name, guard(fmt.Sprintf("(%s) ? %s : ''", cond, wholeCEL(key, value, accepted))), name+": see docs/annotations.md, Cross-field rules")
 		}
+		vg := "lvgroup_port_" + o
+		needsBefore, needsAfter, _ := strings.Cut(VGroupPortNeedsID("\x00"), "\x00")
+		requires("vgroup_id", fmt.Sprintf("%s && !variables.%s_skip && variables.p_vgroup_port_%s == '' && variables.%s_e.exists(x, x != '') && !%s", present("vgroup-port"), vg, o, vg, present("id")),
+			keyOf("vgroup-port"), val("vgroup-port"), lit(needsBefore)+" + "+keyOf("id")+" + "+lit(needsAfter))
 		if o == "clb" {
 			// The scheduler must suit every listener's protocol.
 			var table []string

@@ -75,8 +75,9 @@ var crossFieldRules = []string{
 	"CLB: `acl-status: on` requires `acl-id`; `connection-drain: on` requires `connection-drain-timeout`.",
 	"CLB: `sticky-session: on` requires `sticky-session-type`; `insert` requires `cookie-timeout`, `server` requires `cookie`.",
 	"NLB: `zone-maps` is required unless `id` is set; a `tcpssl` port requires `cert-id`; `cacert: on` requires `cacert-id`; `alpn: on` requires `alpn-policy`; `listener-port-range` requires `" + BackendTypeKey + ": eni`.",
+	"`vgroup-port` requires `id` (CLB and NLB): the groups it names must belong to the reused load balancer, so a Service creating its own is refused before anything is created.",
 	"Service ports must be TCP or UDP (SCTP is rejected).",
-	"These cross-field problems also stop backend updates (like a *Backends* key): a non-TCP/UDP Service port, a CLB `forward-port` the `protocol-port` protocols do not allow (a forwarding port has no vServer group), and an NLB `listener-port-range` without eni backends.",
+	"These cross-field problems also stop backend updates (like a *Backends* key): a non-TCP/UDP Service port, `vgroup-port` without `id`, a CLB `forward-port` the `protocol-port` protocols do not allow (a forwarding port has no vServer group), and an NLB `listener-port-range` without eni backends.",
 }
 
 func inSection(a *Annotation, s Scope) bool {
