@@ -2,7 +2,6 @@ package annotations
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
@@ -659,7 +658,3 @@ func (g *admissionGen) crossField() {
 			keyOf("listener-port-range"), val("listener-port-range"), lit("requires "+BackendTypeKey+": eni"))
 	}
 }
-
-// AdmissionLeftToCCM is what the policy leaves to the controller, for the
-// generated docs.
-func AdmissionLeftToCCM() []string { return slices.Clone(admissionLeftToCCM) }

@@ -64,6 +64,10 @@ func Docs() []byte {
 	for _, rule := range crossFieldRules {
 		b.WriteString("- " + rule + "\n")
 	}
+	fmt.Fprintf(&b, "\n## Admission policy\n\nThe ValidatingAdmissionPolicy `%s` (`deploy/admission`, the chart's `admission` values, [admission.md](admission.md)) is generated from this table: every value rule and cross-field rule above refuses a LoadBalancer Service at `kubectl apply` with the message of the CCM's Warning event, except what only the CCM can decide:\n\n", AdmissionPolicyName)
+	for _, rule := range admissionLeftToCCM {
+		b.WriteString("- " + rule + "\n")
+	}
 	return b.Bytes()
 }
 
