@@ -573,7 +573,7 @@ func (g *admissionGen) crossField() {
 		return fmt.Sprintf("(variables.k_%s != '' ? variables.k_%s : %s)", ident(suffix), ident(suffix), cur(suffix))
 	}
 	val := func(suffix string) string { return "variables.v_" + ident(suffix) }
-	present := func(suffix string) string { return fmt.Sprintf("variables.k_%s != ''", ident(suffix)) }
+	present := func(suffix string) string { return fmt.Sprintf("(variables.k_%s != '')", ident(suffix)) }
 	on := func(suffix string) string { return fmt.Sprintf("(%s && %s.lowerAscii() == 'on')", present(suffix), val(suffix)) }
 
 	// Spec ports: every one TCP or UDP (both kinds).
