@@ -33,7 +33,7 @@ var admissionLeftToCCM = []string{
 	"`listener-port-range` without `" + BackendTypeKey + "`: the cluster's default backend type (`SERVICE_FORCE_BACKEND_ENI`, cloud-config `serviceBackendType`) is not visible to the API server; with `" + BackendTypeKey + ": ecs` it is refused.",
 	"Immutable attributes (*Immutable* above): whether a value differs from the existing load balancer's needs the cloud.",
 	"Tenancy grants: they are tags of cloud resources, which the API server cannot read.",
-	"IPv6 addresses written with a dotted IPv4 part (`::ffff:1.2.3.4`) in `ip` and `zone-maps`.",
+	"IPv6 addresses written with a dotted IPv4 part (`::ffff:1.2.3.4`) in `ip`.",
 	"Each rule reports its first problem only (the CCM's event lists them all); a request with several bad annotations is refused with the first rule's message (`Warn` lists every rule's).",
 	"Values quoted in messages escape `\"`, `\\`, newlines and tabs as the CCM does; other control characters are quoted as written.",
 }
@@ -353,7 +353,7 @@ func (g *admissionGen) entry(e *entry) {
 	}
 }
 
-// formatRule returns the problem expression of a KindFormat entry (''
+// formatRule returns the problem expression of a KindFormat entry (”
 // when the parser checks nothing).
 func (g *admissionGen) formatRule(e *entry) string {
 	a, v := e.a, e.val
@@ -398,7 +398,7 @@ func (g *admissionGen) formatRule(e *entry) string {
 		return bad(fmt.Sprintf("!(%[1]s.matches(%[2]s) && (int(%[1]s) == %[3]d || (int(%[1]s) >= 1 && int(%[1]s) <= 65535)))", v, intRE, UseBackendPort))
 	case "ip":
 		// Dotted IPv6 forms are left to the controller (admissionLeftToCCM).
-		return bad(fmt.Sprintf("!isIP(%[1]s) && !(%[1]s.contains(':') && %[1]s.contains('.'))", v))
+		return bad(fmt.Sprintf("!isIP(%[1]s) && !(%[1]s.contains('.') && %[1]s.indexOf(':') != %[1]s.lastIndexOf(':') && %[1]s.matches('^[0-9A-Fa-f:.]+$'))", v))
 	case "hostname":
 		return bad(fmt.Sprintf("bytes(%[1]s).size() > 253 || !%[1]s.matches('%[2]s')", v, dns1123RE))
 	case "cookie":
@@ -441,10 +441,11 @@ func (g *admissionGen) formatRule(e *entry) string {
 			dup:    "'repeats the domain of element ' + string(first + 1)",
 		})
 	case "zone-maps":
-		ipv4 := "(isIP(F[2]) && ip(F[2]).family() == 4) || (F[2].contains(':') && F[2].contains('.'))"
+		// F[2] holds no ':' (the element is split on it): a dotted quad.
+		ipv4 := "isIP(F[2]) && ip(F[2]).family() == 4"
 		return g.list(e, listRule{
-			aux: [][2]string{{"f", "e.split(':').map(x, x.trim())"}},
-			pre: "(F.size() < 2 ? 'a vSwitch is required after the zone' : F.size() > 4 ? " + lit("more than 4 ':'-separated fields") + " : F[0] == '' ? 'a zone is required' : '')",
+			aux:    [][2]string{{"f", "e.split(':').map(x, x.trim())"}},
+			pre:    "(F.size() < 2 ? 'a vSwitch is required after the zone' : F.size() > 4 ? " + lit("more than 4 ':'-separated fields") + " : F[0] == '' ? 'a zone is required' : '')",
 			dupKey: "F[0]",
 			dup:    "'repeats the zone of element ' + string(first + 1)",
 			post: fmt.Sprintf("(%s != '' ? 'the vSwitch id ' + %s : (F.size() > 2 && F[2] != '' && !(%s)) ? 'the address is not an IPv4 address' : (F.size() > 3 && F[3] != '' && %s != '') ? 'the EIP allocation id ' + %s : '')",
@@ -461,11 +462,11 @@ func (g *admissionGen) formatRule(e *entry) string {
 			allowed = []string{"tcp", "udp", "tcpssl"}
 		}
 		return g.list(e, listRule{
-			aux: [][2]string{{"k", beforeCEL("e", ":") + ".trim().lowerAscii()"}, {"v", afterCEL("e", ":") + ".trim()"}},
-			pre: fmt.Sprintf("(!e.contains(':') ? 'expected proto:port' : !(K in %s) ? %s : %s)", litList(allowed), lit("the protocol is not one of "+strings.Join(allowed, ", ")), portOfCEL("V")),
+			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim().lowerAscii()"}, {"v", afterCEL("e", ":") + ".trim()"}},
+			pre:    fmt.Sprintf("(!e.contains(':') ? 'expected proto:port' : !(K in %s) ? %s : %s)", litList(allowed), lit("the protocol is not one of "+strings.Join(allowed, ", ")), portOfCEL("V")),
 			dupKey: "string(int(V))",
 			dup:    "'port ' + string(int(V)) + ' is already given by element ' + string(first + 1)",
-			post: "((K == 'udp') != (SPEC == 'UDP') ? 'port ' + string(int(V)) + ' is ' + SPEC + ' in the Service, so its listener protocol must match (udp only for UDP ports)' : '')",
+			post:   "((K == 'udp') != (SPEC == 'UDP') ? 'port ' + string(int(V)) + ' is ' + SPEC + ' in the Service, so its listener protocol must match (udp only for UDP ports)' : '')",
 		})
 	case "vgroup-port":
 		prefix := "rsp-"
@@ -473,15 +474,15 @@ func (g *admissionGen) formatRule(e *entry) string {
 			prefix = "sgp-"
 		}
 		return g.list(e, listRule{
-			aux: [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
-			pre: fmt.Sprintf("(!e.contains(':') ? %s : %s != '' ? 'the group id ' + %s : %s)", lit("expected "+prefix+"…:port"), idProblemCEL("K", prefix), idProblemCEL("K", prefix), portOfCEL("V")),
+			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
+			pre:    fmt.Sprintf("(!e.contains(':') ? %s : %s != '' ? 'the group id ' + %s : %s)", lit("expected "+prefix+"…:port"), idProblemCEL("K", prefix), idProblemCEL("K", prefix), portOfCEL("V")),
 			dupKey: "string(int(V))",
 			dup:    "'port ' + string(int(V)) + ' is already given by element ' + string(first + 1)",
 		})
 	case "forward-port":
 		return g.list(e, listRule{
-			aux: [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
-			pre: fmt.Sprintf("(!e.contains(':') ? 'expected httpPort:httpsPort' : %[1]s != '' ? %[1]s : %[2]s != '' ? %[2]s : int(K) == int(V) ? 'a port cannot forward to itself' : '')", portOfCEL("K"), portOfCEL("V")),
+			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
+			pre:    fmt.Sprintf("(!e.contains(':') ? 'expected httpPort:httpsPort' : %[1]s != '' ? %[1]s : %[2]s != '' ? %[2]s : int(K) == int(V) ? 'a port cannot forward to itself' : '')", portOfCEL("K"), portOfCEL("V")),
 			dupKey: "string(int(K))",
 			dup:    "'port ' + string(int(K)) + ' is already given by element ' + string(first + 1)",
 		})
@@ -525,19 +526,19 @@ func (g *admissionGen) list(e *entry, r listRule) string {
 		// SPEC expands to V, which needs a second pass.
 		return strings.NewReplacer(rep...).Replace(out)
 	}
-	pre := g.v(pfx+"_a", fmt.Sprintf("%s.transformList(i, e, e == '' ? '' : %s)", items, subst(r.pre)))
+	pre := g.v(pfx+"_pre", fmt.Sprintf("%s.transformList(i, e, e == '' ? '' : %s)", items, subst(r.pre)))
 	post := ""
 	if r.post != "" {
-		post = g.v(pfx+"_b", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? '' : %s)", items, pre, subst(r.post)))
+		post = g.v(pfx+"_post", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? '' : %s)", items, pre, subst(r.post)))
 	}
 	final := fmt.Sprintf("%s.transformList(i, e, e == '' ? '' : %s[i])", items, pre)
 	if r.dupKey != "" {
-		keys := g.v(pfx+"_d", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? '' : %s)", items, pre, subst(r.dupKey)))
+		keys := g.v(pfx+"_keys", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? '' : %s)", items, pre, subst(r.dupKey)))
 		recorded := fmt.Sprintf("x != '' && %s[j] == ''", pre)
 		if post != "" {
 			recorded += fmt.Sprintf(" && %s[j] == ''", post)
 		}
-		first := g.v(pfx+"_f", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? -1 : (%s.transformList(j, x, j < i && %s && %s[j] == %s[i], j) + [-1])[0])",
+		first := g.v(pfx+"_first", fmt.Sprintf("%s.transformList(i, e, (e == '' || %s[i] != '') ? -1 : (%s.transformList(j, x, j < i && %s && %s[j] == %s[i], j) + [-1])[0])",
 			items, pre, items, recorded, keys, keys))
 		postRef := "''"
 		if post != "" {
@@ -548,7 +549,7 @@ func (g *admissionGen) list(e *entry, r listRule) string {
 	} else if post != "" {
 		final = fmt.Sprintf("%s.transformList(i, e, e == '' ? '' : %s[i] != '' ? %s[i] : %s[i])", items, pre, pre, post)
 	}
-	reasons := g.v(pfx+"_r", final)
+	reasons := g.v(pfx+"_reasons", final)
 	elem := fmt.Sprintf("%s.transformList(i, w, w != '', %s)[0]", reasons, elemCEL(e.key, "i", items+"[i]", "w", e.acc))
 	whole := func(reason string) string {
 		return fmt.Sprintf("(%s) != '' ? %s : ''", strings.ReplaceAll(reason, "COUNT", count), wholeWhyCEL(e.key, e.val, strings.ReplaceAll(reason, "COUNT", count), e.acc))
@@ -574,7 +575,9 @@ func (g *admissionGen) crossField() {
 	}
 	val := func(suffix string) string { return "variables.v_" + ident(suffix) }
 	present := func(suffix string) string { return fmt.Sprintf("(variables.k_%s != '')", ident(suffix)) }
-	on := func(suffix string) string { return fmt.Sprintf("(%s && %s.lowerAscii() == 'on')", present(suffix), val(suffix)) }
+	on := func(suffix string) string {
+		return fmt.Sprintf("(%s && %s.lowerAscii() == 'on')", present(suffix), val(suffix))
+	}
 
 	// Spec ports: every one TCP or UDP (both kinds).
 	g.check("p_spec_ports", "variables.owner == '' ? '' : (variables.ports.transformList(i, p, !(p.?protocol.orValue('TCP') in ['TCP', 'UDP']), "+

@@ -1,6 +1,7 @@
 package annotations_test
 
 import (
+	"regexp"
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
@@ -51,5 +52,24 @@ func TestAdmissionPolicyCompiles(t *testing.T) {
 	}
 	for _, m := range p.Spec.MatchConditions {
 		check("matchCondition "+m.Name, m.Expression)
+	}
+}
+
+// TestAdmissionPolicyVariables: every variable is declared once and
+// refers only to variables declared before it (the API server evaluates
+// them lazily, and a cycle or shadowing would recurse or mislead).
+func TestAdmissionPolicyVariables(t *testing.T) {
+	seen := map[string]bool{}
+	re := regexp.MustCompile(`variables\.([a-zA-Z0-9_]+)`)
+	for _, v := range annotations.AdmissionPolicy().Spec.Variables {
+		for _, m := range re.FindAllStringSubmatch(v.Expression, -1) {
+			if !seen[m[1]] {
+				t.Errorf("%s refers to %s, not declared before it", v.Name, m[1])
+			}
+		}
+		if seen[v.Name] {
+			t.Errorf("%s declared twice", v.Name)
+		}
+		seen[v.Name] = true
 	}
 }
