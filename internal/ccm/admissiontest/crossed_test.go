@@ -94,10 +94,10 @@ func TestCrossedWithParser(t *testing.T) {
 		}
 		// The cluster's default backend type is not visible to the policy:
 		// keep listener-port-range with an explicit one.
-		if _, ok := kv[annotations.Key("listener-port-range")]; ok {
-			if _, set := kv[annotations.BackendTypeKey]; !set {
-				kv[annotations.BackendTypeKey] = "eni"
-			}
+		_, lpr := kv[annotations.Key("listener-port-range")]
+		_, legacy := kv[annotations.LegacyKey("listener-port-range")]
+		if bt := strings.ToLower(strings.TrimSpace(kv[annotations.BackendTypeKey])); (lpr || legacy) && bt != "ecs" && bt != "eni" {
+			kv[annotations.BackendTypeKey] = "eni"
 		}
 		var flat []string
 		for k, v := range kv {
@@ -108,8 +108,7 @@ func TestCrossedWithParser(t *testing.T) {
 		case 0:
 			svc.Spec.Ports[2].Protocol = corev1.ProtocolSCTP
 		case 1:
-			svc.Spec.Ports[0].Protocol = corev1.ProtocolUDP
-			svc.Spec.Ports[0].Name = "dns-udp"
+			// 80/TCP and 80/UDP.
 			svc.Spec.Ports[2].Port = 80
 		}
 		compare(ctx, t, svc)

@@ -95,7 +95,6 @@ func TestCrossFieldRules(t *testing.T) {
 		{"vgroup-port needs id (NLB)", nlb, []string{"zone-maps", zoneMaps, "vgroup-port", "sgp-a:80"}, ""},
 		{"tcpssl needs cert-id", nlb, []string{"zone-maps", zoneMaps, "protocol-port", "tcpssl:443"}, ""},
 		{"zone-maps required", nlb, []string{"scheduler", "rr"}, ""},
-		{"zone-maps required, invalid id", nlb, []string{"id", "lb-1"}, ""},
 		{"cacert needs cacert-id", nlb, []string{"zone-maps", zoneMaps, "cacert", "on"}, ""},
 		{"alpn needs a policy", nlb, []string{"zone-maps", zoneMaps, "alpn", "on"}, ""},
 		{"port range needs eni", nlb, []string{"zone-maps", zoneMaps, "listener-port-range", "100-200:80", annotations.BackendTypeKey, "ecs"}, ""},

@@ -30,7 +30,7 @@ const (
 var admissionLeftToCCM = []string{
 	"Services whose `" + LoadBalancerTypeKey + "` is `nlb`: whether they are NLB Services depends on the CCM's `LoadBalancerTypeAnnotation` feature gate, which the API server cannot see (Services with `spec.loadBalancerClass: " + NLBClass + "` are checked).",
 	fmt.Sprintf("Comma-separated values longer than %d characters or with more than %d elements (the policy's CEL cost stays bounded).", AdmissionMaxCheckedChars, AdmissionMaxCheckedElements),
-	"`listener-port-range` without `" + BackendTypeKey + "`: the cluster's default backend type (`SERVICE_FORCE_BACKEND_ENI`, cloud-config `serviceBackendType`) is not visible to the API server; with `" + BackendTypeKey + ": ecs` it is refused.",
+	"`listener-port-range` without a valid `" + BackendTypeKey + "`: the cluster's default backend type (`SERVICE_FORCE_BACKEND_ENI`, cloud-config `serviceBackendType`) is not visible to the API server; with `" + BackendTypeKey + ": ecs` it is refused.",
 	"Immutable attributes (*Immutable* above): whether a value differs from the existing load balancer's needs the cloud.",
 	"Tenancy grants: they are tags of cloud resources, which the API server cannot read.",
 	"IPv6 addresses written with a dotted IPv4 part (`::ffff:1.2.3.4`) in `ip`.",

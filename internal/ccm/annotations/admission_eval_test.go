@@ -133,7 +133,7 @@ func TestAdmissionPolicyAgreesWithParser(t *testing.T) {
 			ann[key] = v
 		}
 		// The cluster's default backend type is left to the CCM.
-		if (ann[annotations.Key("listener-port-range")] != "" || ann[annotations.LegacyKey("listener-port-range")] != "") && ann[annotations.BackendTypeKey] == "" {
+		if bt := strings.ToLower(strings.TrimSpace(ann[annotations.BackendTypeKey])); (ann[annotations.Key("listener-port-range")] != "" || ann[annotations.LegacyKey("listener-port-range")] != "") && bt != "ecs" && bt != "eni" {
 			ann[annotations.BackendTypeKey] = "eni"
 		}
 		svc := &corev1.Service{
