@@ -106,7 +106,7 @@ func TestAdmissionPolicyAgreesWithParser(t *testing.T) {
 		func(v string) string { return "-1" },
 		func(v string) string { return "a=b,a=c" },
 	}
-	n := 1500
+	n := 800
 	if testing.Short() {
 		n = 300
 	}
