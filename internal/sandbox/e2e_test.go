@@ -269,6 +269,8 @@ func TestRestartAndSIGTERM(t *testing.T) {
 	}
 	checkKube(t, env.Kubeconfig, s)
 	checkCloud(t, newSDK(t, env.EmulatorEndpoint, env), s)
+	checkPlan(t, env)
+	checkAdmission(t, env)
 	checkNLBExample(t, env)
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

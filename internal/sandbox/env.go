@@ -19,10 +19,29 @@ const (
 	EnvClusterID        = "CLUSTER_ID"
 	EnvVpcID            = "VPC_ID"
 	EnvZoneMaps         = "ZONE_MAPS"
+	// EnvCloudConfig and EnvClusterCIDR are what the sandbox's CCM runs
+	// with, for cloud-controller-manager plan and other commands.
+	EnvCloudConfig = "CLOUD_CONFIG"
+	EnvClusterCIDR = "CLUSTER_CIDR"
 )
 
+// ccmEndpointVars are the variables that point the CCM's cloud clients and
+// instance metadata at the emulator: the sandbox's CCM gets them, and
+// sandbox.env carries them so that the CCM's commands (plan) run against
+// the sandbox the same way.
+var ccmEndpointVars = []string{"ECS_ENDPOINT", "VPC_ENDPOINT", "SLB_ENDPOINT", "NLB_ENDPOINT", "ALICLOUD_CLIENT_SCHEME", "METADATA_ENDPOINT"}
+
+// ccmEndpointEnv returns ccmEndpointVars' values for an emulator at ep
+// (host:port).
+func ccmEndpointEnv(ep string) map[string]string {
+	return map[string]string{
+		"ECS_ENDPOINT": ep, "VPC_ENDPOINT": ep, "SLB_ENDPOINT": ep, "NLB_ENDPOINT": ep,
+		"ALICLOUD_CLIENT_SCHEME": "HTTP", "METADATA_ENDPOINT": "http://" + ep,
+	}
+}
+
 // envOrder is the order of the variables in the file.
-var envOrder = []string{EnvKubeconfig, EnvEmulatorEndpoint, EnvAccessKeyID, EnvAccessKeySecret, EnvRegionID, EnvClusterID, EnvVpcID, EnvZoneMaps}
+var envOrder = append([]string{EnvKubeconfig, EnvEmulatorEndpoint, EnvAccessKeyID, EnvAccessKeySecret, EnvRegionID, EnvClusterID, EnvVpcID, EnvZoneMaps, EnvCloudConfig, EnvClusterCIDR}, ccmEndpointVars...)
 
 // Env is the content of DIR/sandbox.env: how to reach a running sandbox.
 type Env struct {
@@ -43,15 +62,23 @@ type Env struct {
 	// ZoneMaps lists the VPC's vSwitches as zone:vsw pairs, the value the
 	// NLB zone-maps annotation takes (examples/nlb-service.yaml uses it).
 	ZoneMaps string
+	// CloudConfig is the sandbox CCM's cloud-config file.
+	CloudConfig string
+	// ClusterCIDR is the pod network (the CCM's --cluster-cidr).
+	ClusterCIDR string
 }
 
 func (e *Env) values() map[string]string {
-	return map[string]string{
+	v := ccmEndpointEnv(e.EmulatorEndpoint)
+	for k, x := range map[string]string{
 		EnvKubeconfig: e.Kubeconfig, EnvEmulatorEndpoint: e.EmulatorEndpoint,
 		EnvAccessKeyID: e.AccessKeyID, EnvAccessKeySecret: e.AccessKeySecret,
 		EnvRegionID: e.RegionID, EnvClusterID: e.ClusterID, EnvVpcID: e.VpcID,
-		EnvZoneMaps: e.ZoneMaps,
+		EnvZoneMaps: e.ZoneMaps, EnvCloudConfig: e.CloudConfig, EnvClusterCIDR: e.ClusterCIDR,
+	} {
+		v[k] = x
 	}
+	return v
 }
 
 // envPath is the file's location in dir.
@@ -104,7 +131,7 @@ func ReadEnv(dir string) (*Env, error) {
 		Kubeconfig: vals[EnvKubeconfig], EmulatorEndpoint: vals[EnvEmulatorEndpoint],
 		AccessKeyID: vals[EnvAccessKeyID], AccessKeySecret: vals[EnvAccessKeySecret],
 		RegionID: vals[EnvRegionID], ClusterID: vals[EnvClusterID], VpcID: vals[EnvVpcID],
-		ZoneMaps: vals[EnvZoneMaps],
+		ZoneMaps: vals[EnvZoneMaps], CloudConfig: vals[EnvCloudConfig], ClusterCIDR: vals[EnvClusterCIDR],
 	}
 	return e, nil
 }

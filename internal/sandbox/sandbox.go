@@ -155,6 +155,11 @@ func Up(ctx context.Context, o Options) (err error) {
 	if len(registered) > 0 {
 		s.logf("registered Nodes %s as kubelets with --cloud-provider=external would (uninitialized taint, no providerID)", strings.Join(registered, ", "))
 	}
+	admission, err := applyAdmission(ctx, s.cluster.RESTConfig, s.root)
+	if err != nil {
+		return fmt.Errorf("install the admission policy: %w", err)
+	}
+	s.logf("applied %s (deploy/admission): Services with a bad annotation are refused", strings.Join(admission, ", "))
 	created, err := applyExamples(ctx, s.cluster.RESTConfig, filepath.Join(s.root, "examples"))
 	if err != nil {
 		return fmt.Errorf("deploy examples: %w", err)
@@ -420,7 +425,11 @@ func (s *sandbox) startCCM(ctx context.Context, f *cloudFacts) (ccmControllers, 
 		return controllers, err
 	}
 	kc := s.cluster.KubeconfigPath
-	ep := s.env.EmulatorEndpoint
+	s.env.CloudConfig, s.env.ClusterCIDR = cfgPath, ClusterCIDR
+	var endpoints []string
+	for _, k := range ccmEndpointVars {
+		endpoints = append(endpoints, k+"="+ccmEndpointEnv(s.env.EmulatorEndpoint)[k])
+	}
 	s.logf("starting cloud-controller-manager (cloud-config %s)", cfgPath)
 	c, err := startComponent("cloud-controller-manager", bin, []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
@@ -431,11 +440,9 @@ func (s *sandbox) startCCM(ctx context.Context, f *cloudFacts) (ccmControllers, 
 		"--cluster-cidr=" + ClusterCIDR, "--allocate-node-cidrs=true", "--configure-cloud-routes=true",
 		"--node-monitor-period=5s",
 		"--v=2",
-	}, s.logDir, []string{
-		"ECS_ENDPOINT=" + ep, "VPC_ENDPOINT=" + ep, "SLB_ENDPOINT=" + ep, "NLB_ENDPOINT=" + ep,
-		"ALICLOUD_CLIENT_SCHEME=HTTP", "METADATA_ENDPOINT=http://" + ep,
+	}, s.logDir, append([]string{
 		"ALIBABA_CLOUD_ACCESS_KEY_ID=" + s.env.AccessKeyID, "ALIBABA_CLOUD_ACCESS_KEY_SECRET=" + s.env.AccessKeySecret,
-	})
+	}, endpoints...))
 	if err != nil {
 		return controllers, err
 	}

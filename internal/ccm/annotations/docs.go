@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-//go:generate go test -run TestDocsUpToDate -update .
+//go:generate go test -run ^(TestDocsUpToDate|TestAdmissionUpToDate)$ -update .
 
 // Docs renders docs/annotations.md from the Registry, so the documentation
 // can never drift from what the code reads.
@@ -64,6 +64,10 @@ func Docs() []byte {
 	for _, rule := range crossFieldRules {
 		b.WriteString("- " + rule + "\n")
 	}
+	fmt.Fprintf(&b, "\n## Admission policy\n\nThe ValidatingAdmissionPolicy `%s` (`deploy/admission`, the chart's `admission` values, [admission.md](admission.md)) is generated from this table: every value rule and cross-field rule above refuses a LoadBalancer Service at `kubectl apply` with the message of the CCM's Warning event, except what only the CCM can decide:\n\n", AdmissionPolicyName)
+	for _, rule := range admissionLeftToCCM {
+		b.WriteString("- " + rule + "\n")
+	}
 	return b.Bytes()
 }
 
@@ -75,8 +79,9 @@ var crossFieldRules = []string{
 	"CLB: `acl-status: on` requires `acl-id`; `connection-drain: on` requires `connection-drain-timeout`.",
 	"CLB: `sticky-session: on` requires `sticky-session-type`; `insert` requires `cookie-timeout`, `server` requires `cookie`.",
 	"NLB: `zone-maps` is required unless `id` is set; a `tcpssl` port requires `cert-id`; `cacert: on` requires `cacert-id`; `alpn: on` requires `alpn-policy`; `listener-port-range` requires `" + BackendTypeKey + ": eni`.",
+	"`vgroup-port` requires `id` (CLB and NLB): the groups it names must belong to the reused load balancer, so a Service creating its own is refused before anything is created.",
 	"Service ports must be TCP or UDP (SCTP is rejected).",
-	"These cross-field problems also stop backend updates (like a *Backends* key): a non-TCP/UDP Service port, a CLB `forward-port` the `protocol-port` protocols do not allow (a forwarding port has no vServer group), and an NLB `listener-port-range` without eni backends.",
+	"These cross-field problems also stop backend updates (like a *Backends* key): a non-TCP/UDP Service port, `vgroup-port` without `id`, a CLB `forward-port` the `protocol-port` protocols do not allow (a forwarding port has no vServer group), and an NLB `listener-port-range` without eni backends.",
 }
 
 func inSection(a *Annotation, s Scope) bool {

@@ -924,6 +924,15 @@ func (r *reader) crossField(s *Settings) {
 		}
 		return ""
 	}
+	// vgroup-port binds groups of a load balancer the Service reuses: one
+	// it creates has no groups but its own (CLB vServer groups belong to
+	// their load balancer; an NLB server group must be used by a listener
+	// of the Service's load balancer), so without id every sync would fail
+	// after the load balancer was created. One rule for both kinds,
+	// checked before anything is created.
+	if s.LoadBalancer.ID == "" && !r.failed("id") && slices.ContainsFunc(s.Ports, func(p Port) bool { return p.VGroupID != "" }) {
+		r.fail(r.keyOf("vgroup-port"), val("vgroup-port"), VGroupPortNeedsID(r.keyOf("id")), true)
+	}
 	l := &s.Listener
 	if r.owner == OwnerCLB {
 		// The scheduler is one value for every listener; each listener's
@@ -1005,6 +1014,12 @@ func (r *reader) crossField(s *Settings) {
 			break
 		}
 	}
+}
+
+// VGroupPortNeedsID is the accepted text of a vgroup-port without id, the
+// id annotation's key as written.
+func VGroupPortNeedsID(idKey string) string {
+	return "only with " + idKey + ": the groups must belong to the load balancer the Service reuses"
 }
 
 // failed reports whether a problem was already recorded for a suffix, so a

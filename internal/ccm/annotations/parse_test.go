@@ -234,7 +234,7 @@ func TestParseValues(t *testing.T) {
 			}
 		}},
 		{"backends", false, map[string]string{
-			annotations.BackendTypeKey: "ENI", pre + "vgroup-port": "rsp-a:80,rsp-b:443", pre + "weight": "0",
+			annotations.BackendTypeKey: "ENI", pre + "id": "lb-a", pre + "vgroup-port": "rsp-a:80,rsp-b:443", pre + "weight": "0",
 			pre + "default-weight": "100", pre + "ignore-weight-update": "on", pre + "backend-label": "pool=web, zone=a",
 			pre + "remove-unscheduled-backend": "on", pre + "backend-ip-version": "DualStack",
 		}, func(t *testing.T, s *annotations.Settings) {
@@ -258,7 +258,7 @@ func TestParseValues(t *testing.T) {
 			pre + "cert-id": "c1,c2", pre + "tls-cipher-policy": "spy-custom", pre + "idle-timeout": "20",
 			pre + "alpn": "on", pre + "alpn-policy": "http2only", pre + "additional-cert-ids": "c3", pre + "cacert": "on",
 			pre + "cacert-id": "ca1", pre + "cps": "0", pre + "ppv2-pvl-vpc-id-enabled": "on", pre + "server-group-type": "IP",
-			pre + "preserve-client-ip": "off", pre + "connection-drain-timeout": "0", pre + "vgroup-port": "sgp-x:80",
+			pre + "preserve-client-ip": "off", pre + "connection-drain-timeout": "0", pre + "id": "nlb-x", pre + "vgroup-port": "sgp-x:80",
 			pre + "listener-port-range": "1000-2000:80", annotations.BackendTypeKey: "eni",
 			// CLB-only keys are ignored on an NLB Service, even with bad values.
 			pre + "spec": "bogus", pre + "acl-status": "maybe",

@@ -610,35 +610,44 @@ func (c *Config) setCredentials(g Global, env Env) error {
 }
 
 func (c *Config) fillFromMetadata(md MetadataSource) error {
-	fill := func(dst *string, path string) error {
+	// Only what the file and environment leave unset is asked for, so a
+	// cloud-config giving region, VPC and vSwitches runs off-cloud (a
+	// laptop running plan) without a metadata service.
+	fill := func(dst *string, path, field string) error {
 		if *dst != "" {
 			return nil
 		}
 		v, err := md.Get(path)
 		if err != nil {
-			return fmt.Errorf("cloud-config: %s not set and instance metadata %s failed: %w", path, path, err)
+			return fmt.Errorf("cloud-config: %s not set and instance metadata %s failed (off-cloud, set %s): %w", field, path, field, err)
 		}
 		*dst = strings.TrimSpace(v)
 		return nil
 	}
-	if err := fill(&c.Region, "region-id"); err != nil {
+	if err := fill(&c.Region, "region-id", "Global.region"); err != nil {
 		return err
 	}
-	if err := fill(&c.VpcID, "vpc-id"); err != nil {
+	if err := fill(&c.VpcID, "vpc-id", "Global.vpcid"); err != nil {
 		return err
 	}
-	if err := fill(&c.ZoneID, "zone-id"); err != nil {
+	if c.ZoneID == "" && len(c.VSwitches) > 0 && c.VSwitches[0].Zone != "" {
+		// The zone only keys the metadata's vSwitch, which is not needed
+		// when vSwitches are configured: take the first one's.
+		c.ZoneID = c.VSwitches[0].Zone
+	}
+	if len(c.VSwitchIDs) > 0 {
+		return nil
+	}
+	if err := fill(&c.ZoneID, "zone-id", "Global.zoneid"); err != nil {
 		return err
 	}
-	if len(c.VSwitchIDs) == 0 {
-		vsw := ""
-		if err := fill(&vsw, "vswitch-id"); err != nil {
-			return err
-		}
-		if vsw != "" {
-			c.VSwitchIDs = map[string]string{c.ZoneID: vsw}
-			c.VSwitches = []VSwitch{{Zone: c.ZoneID, ID: vsw}}
-		}
+	vsw := ""
+	if err := fill(&vsw, "vswitch-id", "Global.vswitchid"); err != nil {
+		return err
+	}
+	if vsw != "" {
+		c.VSwitchIDs = map[string]string{c.ZoneID: vsw}
+		c.VSwitches = []VSwitch{{Zone: c.ZoneID, ID: vsw}}
 	}
 	return nil
 }

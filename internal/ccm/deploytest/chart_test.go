@@ -116,6 +116,8 @@ func deployFileOf(kind string) string {
 		return "deployment.yaml"
 	case "Service":
 		return "metrics.yaml"
+	case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+		return "admission"
 	default:
 		return "rbac.yaml"
 	}
@@ -233,6 +235,11 @@ func TestChartRendersDeploy(t *testing.T) {
 	want := map[string]string{}
 	for _, file := range k.(*kustomization).Resources {
 		for _, o := range m.byFile[file] {
+			want[objectKey(o)] = normalize(t, o, images)
+		}
+	}
+	for _, dir := range k.(*kustomization).Components {
+		for _, o := range componentObjects(t, dir) {
 			want[objectKey(o)] = normalize(t, o, images)
 		}
 	}

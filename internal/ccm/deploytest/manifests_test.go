@@ -26,7 +26,10 @@ import (
 type kustomization struct {
 	metav1.TypeMeta `json:",inline"`
 	Resources       []string `json:"resources"`
-	Images          []struct {
+	// Components are directories of deploy/ holding a kustomize Component
+	// (admissionComponent).
+	Components []string `json:"components,omitempty"`
+	Images     []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName,omitempty"`
 		NewTag  string `json:"newTag,omitempty"`

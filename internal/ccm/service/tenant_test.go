@@ -117,7 +117,9 @@ func TestTenantVGroupPortOfAnotherService(t *testing.T) {
 	before := nlbServers(t, group.ServerGroupId)
 	seq := lastSeq()
 	createIn(t, attackerNS, nlbService(t, "attack-vgroup", map[string]string{annotations.Key("vgroup-port"): group.ServerGroupId + ":80"}))
-	waitEventIn(t, attackerNS, "attack-vgroup", service.EventSyncFailed, group.ServerGroupId)
+	// vgroup-port without id is refused by the annotation parser, before
+	// any cloud call.
+	waitEventIn(t, attackerNS, "attack-vgroup", service.EventInvalid, group.ServerGroupId)
 	if w := writesOn("nlb", seq, group.ServerGroupId, lbID(vs)); len(w) > 0 {
 		t.Fatalf("writes on the victim's group or NLB: %v", actions(w))
 	}

@@ -178,6 +178,9 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
+		if err := reuseVPCProblem(lb.ID, lb.VpcID, p.opts.VpcID, s); err != nil {
+			return nil, err
+		}
 	}
 	res.LoadBalancerID = lb.ID
 	if lb.Status == statusCreateFailed {
