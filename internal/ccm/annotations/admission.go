@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/apifacts"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -379,9 +378,9 @@ func (g *admissionGen) formatRule(e *entry) string {
 		return id("lb-")
 	case "name":
 		if e.owner == "NLB" {
-			return bad(fmt.Sprintf("%[1]s.size() < 2 || %[1]s.size() > 128", v))
+			return bad(fmt.Sprintf("!%s.matches('^\\\\pL[\\\\pL\\\\p{Nd}._-]{%d,%d}$')", v, cloudFact("nlb:LoadBalancerName").Min-1, cloudFact("nlb:LoadBalancerName").Max-1))
 		}
-		return bad(fmt.Sprintf("!%s.matches('^\\\\pL[\\\\pL\\\\p{Nd}._-]{0,79}$')", v))
+		return bad(fmt.Sprintf("!%s.matches('^\\\\pL[\\\\pL\\\\p{Nd}._/-]{%d,%d}$')", v, cloudFact("slb:LoadBalancerName").Min-1, cloudFact("slb:LoadBalancerName").Max-1))
 	case "resource-group-id":
 		return id("rg-")
 	case "vswitch-id":
@@ -406,10 +405,10 @@ func (g *admissionGen) formatRule(e *entry) string {
 	case "additional-resource-tags":
 		return g.list(e, listRule{
 			aux: [][2]string{{"k", beforeCEL("e", "=") + ".trim()"}, {"v", afterCEL("e", "=") + ".trim()"}},
-			pre: fmt.Sprintf("(K == '' ? 'a tag key is required' : bytes(K).size() > 128 ? 'the key is longer than 128 characters' : bytes(V).size() > 128 ? 'the value is longer than 128 characters' : "+
+			pre: fmt.Sprintf("(K == '' ? 'a tag key is required' : K.size() > %[3]d ? 'the key is longer than %[3]d characters' : V.size() > %[4]d ? 'the value is longer than %[4]d characters' : "+
 				"(K.lowerAscii().startsWith('aliyun') || K.lowerAscii().startsWith('acs:')) ? 'the key starts with aliyun or acs:, which the cloud reserves' : "+
 				"(K == %[1]s || K == %[2]s) ? 'the controller sets the ' + K + ' tag itself' : "+
-				"(K.lowerAscii().contains('http://') || K.lowerAscii().contains('https://')) ? 'the key contains http:// or https://' : '')", lit(naming.TagKeyDefaultName), lit(naming.TagKeyCluster)),
+				"(K.lowerAscii().contains('http://') || K.lowerAscii().contains('https://')) ? 'the key contains http:// or https://' : '')", lit(naming.TagKeyDefaultName), lit(naming.TagKeyCluster), tagKeyMax, tagValueMax),
 			dupKey: "K",
 			dup:    "'repeats the key of element ' + string(first + 1)",
 			after:  "(COUNT > 20 ? string(COUNT) + ' tags, more than 20' : '')",
@@ -612,7 +611,7 @@ func (g *admissionGen) crossField() {
 			// The scheduler must suit every listener's protocol.
 			var table []string
 			for _, proto := range []string{"tcp", "udp", "http", "https"} {
-				table = append(table, fmt.Sprintf("%s: %s", lit(proto), litList(apifacts.CLBSchedulers(proto))))
+				table = append(table, fmt.Sprintf("%s: %s", lit(proto), litList(CLBSchedulers(proto))))
 			}
 			tbl := "{" + strings.Join(table, ", ") + "}"
 			g.check("x_clb_scheduler", guard(fmt.Sprintf("(!%[1]s || variables.p_scheduler_clb != '' || !%[2]s) ? '' : "+
@@ -651,6 +650,9 @@ func (g *admissionGen) crossField() {
 			l := "l" + ident(suffix) + "_nlb"
 			return fmt.Sprintf("(!%s || (!variables.%s_skip && variables.p_%s_nlb == '' && !variables.%s_e.exists(x, x != '')))", present(suffix), l, ident(suffix), l)
 		}
+		udpMin, udpMax := cloudFact("nlb:IdleTimeout/UDP").Min, cloudFact("nlb:IdleTimeout/UDP").Max
+		requires("udp_idle", fmt.Sprintf("%s && variables.p_idle_timeout_nlb == '' && %s && 'udp' in %s && (int(%s) < %d || int(%s) > %d)", present("idle-timeout"), known, protos, val("idle-timeout"), udpMin, val("idle-timeout"), udpMax),
+			keyOf("idle-timeout"), val("idle-timeout"), lit(fmt.Sprintf("a udp port's listener takes %d to %d", udpMin, udpMax)))
 		requires("tcpssl_cert", fmt.Sprintf("%s && 'tcpssl' in %s && %s", known, protos, idList("cert-id")), keyOf("protocol-port"), val("protocol-port"), "'a tcpssl port requires ' + "+keyOf("cert-id"))
 		zm, _ := Find("zone-maps", OwnerNLB)
 		requires("zone_maps", fmt.Sprintf("!%s && !(%s && variables.p_id_nlb == '')", present("zone-maps"), present("id")), keyOf("zone-maps"), val("zone-maps"), fmt.Sprintf("'required unless ' + %s + %s", keyOf("id"), lit(" is set: "+zm.Format)))
