@@ -97,6 +97,7 @@ func TestCrossFieldRules(t *testing.T) {
 		{"zone-maps required", nlb, []string{"scheduler", "rr"}, ""},
 		{"cacert needs cacert-id", nlb, []string{"zone-maps", zoneMaps, "cacert", "on"}, ""},
 		{"alpn needs a policy", nlb, []string{"zone-maps", zoneMaps, "alpn", "on"}, ""},
+		{"udp listener idle timeout", nlb, []string{"zone-maps", zoneMaps, "idle-timeout", "60"}, ""},
 		{"port range needs eni", nlb, []string{"zone-maps", zoneMaps, "listener-port-range", "100-200:80", annotations.BackendTypeKey, "ecs"}, ""},
 	}
 	for _, c := range cases {

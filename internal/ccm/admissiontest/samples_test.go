@@ -43,12 +43,16 @@ var formatSamples = map[string]sample{
 	"CLB/forward-port":            {valid: "80:443", invalid: "80:80", extra: []string{"protocol-port", "http:80,https:443", "cert-id", "cert-1"}},
 	"CLB/cookie":                  {valid: "sess", invalid: "$sess"},
 	"CLB/domain-extensions":       {valid: "a.example.com:cert-2,*.b.example.com:cert-3", invalid: "a.example.com", extra: []string{"protocol-port", "https:443", "cert-id", "cert-1"}},
-	"NLB/zone-maps":               {valid: zoneMaps, invalid: "cn-hangzhou-h:vsw-aaa,cn-hangzhou-h:vsw-bbb"},
-	"NLB/security-group-ids":      {valid: "sg-1,sg-2", invalid: "sg-1,sg-1"},
-	"NLB/bandwidth-package-id":    {valid: "cbwp-1", invalid: "cbwp"},
-	"NLB/cacert-id":               {valid: "ca1", invalid: "ca=1"},
-	"NLB/additional-cert-ids":     {valid: "a,b", invalid: "a,b:c"},
-	"NLB/listener-port-range":     {valid: "100-200:80", invalid: "200-100:80", extra: []string{annotations.BackendTypeKey, "eni"}},
+	// The test Service has a UDP port, whose NLB listener takes 10 to 20
+	// seconds (a cross-field rule, TestCrossFieldRules); 901 is out of
+	// every protocol's range.
+	"NLB/idle-timeout":                          {valid: "20", invalid: "901"},
+	"NLB/zone-maps":                             {valid: zoneMaps, invalid: "cn-hangzhou-h:vsw-aaa,cn-hangzhou-h:vsw-bbb"},
+	"NLB/security-group-ids":                    {valid: "sg-1,sg-2", invalid: "sg-1,sg-1"},
+	"NLB/bandwidth-package-id":                  {valid: "cbwp-1", invalid: "cbwp"},
+	"NLB/cacert-id":                             {valid: "ca1", invalid: "ca=1"},
+	"NLB/additional-cert-ids":                   {valid: "a,b", invalid: "a,b:c"},
+	"NLB/listener-port-range":                   {valid: "100-200:80", invalid: "200-100:80", extra: []string{annotations.BackendTypeKey, "eni"}},
 	"*/service.beta.kubernetes.io/backend-type": {valid: "eni", invalid: "vm"},
 }
 
@@ -61,6 +65,9 @@ func sampleOf(a *annotations.Annotation, owner annotations.Owner) (sample, bool)
 	case annotations.KindTrueFalse:
 		return sample{valid: "FALSE", invalid: "yes"}, true
 	case annotations.KindInt:
+		if s, ok := formatSamples[owner.String()+"/"+a.Suffix()]; ok {
+			return s, true
+		}
 		return sample{valid: fmt.Sprint(a.Max), invalid: fmt.Sprint(a.Max + 1)}, true
 	case annotations.KindEnum:
 		return sample{valid: strings.ToUpper(a.Values[0]), invalid: "not-" + a.Values[0]}, true
