@@ -3,6 +3,7 @@ package admissiontest
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,9 +36,18 @@ func TestAdmittedBeforeThePolicy(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// A new Service there is refused, so the binding applies.
-	if err := create(ctx, cs, ns, service("new", nil, annotations.Key("scheduler"), "nope")); err == nil {
-		t.Fatal("a new bad Service admitted in the namespace")
+	// A new Service there is refused, so the binding applies. The API
+	// server matches namespaceSelector against its own namespace informer,
+	// so the new label takes effect a moment after the update returns.
+	refused := false
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := create(ctx, cs, ns, service("new", nil, annotations.Key("scheduler"), "nope")); err != nil {
+			refused = true
+			break
+		}
+	}
+	if !refused {
+		t.Fatal("a new bad Service admitted in the namespace 30s after its label matched the Deny binding")
 	}
 	patch := func(p string) error {
 		_, err := cs.CoreV1().Services(ns).Patch(ctx, "old", types.MergePatchType, []byte(p), metav1.PatchOptions{})
