@@ -424,9 +424,10 @@ func TestLeastPrivilege(t *testing.T) {
 		{"service-controller", "patch", "", "services", "status", "default", "", true},
 		{"service-controller", "create", "", "events", "", "default", "", true},
 		{"service-controller", "delete", "", "services", "", "default", "", false},
-		// Readiness gates: a pod is read by name and its status patched;
-		// pods are neither listed nor changed otherwise.
-		{"service-controller", "get", "", "pods", "", "default", "", true},
+		// Readiness gates: a pod's status is patched; pods are listed per
+		// sync (eni backends) but never read one by one, watched or changed
+		// otherwise.
+		{"service-controller", "get", "", "pods", "", "default", "", false},
 		{"service-controller", "patch", "", "pods", "status", "default", "", true},
 		{"service-controller", "list", "", "pods", "", "", "", true}, // the Service's namespace, and the cluster's for untargeted eni endpoints (one each per sync)
 		{"service-controller", "watch", "", "pods", "", "", "", false},
