@@ -415,7 +415,9 @@ func (s *sandbox) startCCM(ctx context.Context, f *cloudFacts) (ccmControllers, 
 	}
 	s.env.ZoneMaps = strings.Join(vsw, ",")
 	cfgPath := filepath.Join(s.dir, "cloud-config.yaml")
-	cfg := fmt.Sprintf("# Written by the sandbox; credentials come from the environment.\nGlobal:\n  clusterID: %s\n  region: %s\n  vpcid: %s\n  vswitchid: %q\n  routeTableIDs: %s\n",
+	// loadBalancerReuse as deploy/ and the chart ship it: borrowing an LB
+	// needs the owner's grant tag, so the sandbox shows what users get.
+	cfg := fmt.Sprintf("# Written by the sandbox; credentials come from the environment.\nGlobal:\n  clusterID: %s\n  region: %s\n  vpcid: %s\n  vswitchid: %q\n  routeTableIDs: %s\n  loadBalancerReuse: tagged\n",
 		ClusterID, Region, f.VpcID, strings.Join(vsw, ","), f.RouteTableID)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return controllers, fmt.Errorf("write cloud-config: %w", err)
