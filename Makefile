@@ -80,11 +80,11 @@ screenshots:
 # in-process against a local cluster) and the service controller and its
 # providers. The service package's integration tests drive a CCM process,
 # which -race does not instrument, so under -short it runs its white-box
-# tests only (localcluster.RunProcessTests); plantest only drives that
+# tests only (localcluster.RunProcessTests); servicecosttest only drives that
 # process and is left out; -short also skips the cloud package's 40 s of
 # quota runs.
 RACE_PKGS ?= ./internal/cloud/... ./internal/ccm/nodes/... ./internal/ccm/routes/... ./internal/ccm/service/ \
-	./internal/ccm/service/clb/... ./internal/ccm/service/nlb/... ./internal/ccm/service/verifytest/...
+	./internal/ccm/service/clb/... ./internal/ccm/service/nlb/... ./internal/testing/verifytest/
 
 ## race: the race detector over RACE_PKGS (part of make test; ~1.5 min with a warm build cache)
 race: controlplane

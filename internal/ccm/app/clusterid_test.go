@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 // wantClusterIDError is the exact refusal of a cloud-config without clusterID.

@@ -21,10 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudapi "k8s.io/cloud-provider/api"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 func hasTaint(n *corev1.Node, key string) bool {

@@ -1,4 +1,4 @@
-package cmdtest
+package plancmdtest
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/plan"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // TestPlanListsWhatTaggedWouldRefuse: a cluster running

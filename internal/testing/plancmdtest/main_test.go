@@ -1,7 +1,7 @@
-// Package cmdtest runs the `plan` command against a real API server and
+// Package plancmdtest runs the `plan` command against a real API server and
 // the emulated cloud: a converged cluster plans no writes, and a changed
 // one plans exactly the writes the CCM then makes.
-package cmdtest
+package plancmdtest
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 const (

@@ -1,4 +1,4 @@
-package plantest
+package servicecosttest
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 const (
