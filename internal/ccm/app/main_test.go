@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,18 +48,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	ccmtest.Main(m, &cluster, localcluster.Options{
 		ControllerManager:      true,
 		Kwok:                   true,
 		ClusterCIDR:            clusterCIDR,
 		NodeMonitorGracePeriod: 10 * time.Second,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
 func setup() error {

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -55,18 +54,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunProcessTests(m, localcluster.Options{
+	ccmtest.MainWithWhiteBox(m, &cluster, localcluster.Options{
 		ControllerManager: true,
 		Scheduler:         true,
 		Kwok:              true,
 		ClusterCIDR:       clusterCIDR,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
 func setup() error {

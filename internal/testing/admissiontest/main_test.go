@@ -22,6 +22,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 // Namespaces: the committed binding (Deny) applies to denyNS, a Warn
@@ -43,14 +44,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(context.Background()); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			c.Stop()
-			os.Exit(1)
-		}
-	}))
+	ccmtest.Main(m, &cluster, localcluster.Options{}, setup)
 }
 
 type recorder struct{}
@@ -70,7 +64,8 @@ func takeWarnings() []string {
 	return w
 }
 
-func setup(ctx context.Context) error {
+func setup() error {
+	ctx := context.Background()
 	var err error
 	if cs, err = cluster.Clientset(); err != nil {
 		return err

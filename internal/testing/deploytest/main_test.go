@@ -44,22 +44,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	ccmtest.Main(m, &cluster, localcluster.Options{
 		ControllerManager:      true,
 		Kwok:                   true,
 		ClusterCIDR:            clusterCIDR,
 		NodeMonitorGracePeriod: 10 * time.Second,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(context.Background()); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			c.Stop()
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
-func setup(ctx context.Context) error {
+func setup() error {
+	ctx := context.Background()
 	var err error
 	cloud, err = ccmtest.StartEmulator(accessKeyID, accessKeySecret)
 	if err != nil {

@@ -3,7 +3,6 @@ package hatest
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,9 +27,9 @@ const clusterCIDR = "10.244.0.0/16"
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	ccmtest.Main(m, &cluster, localcluster.Options{
 		ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR, NodeMonitorGracePeriod: 10 * time.Second,
-	}, func(c *localcluster.Cluster) { cluster = c }))
+	}, nil)
 }
 
 type replica struct {

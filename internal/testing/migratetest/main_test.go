@@ -1,8 +1,6 @@
 package migratetest
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -26,19 +24,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	ccmtest.Main(m, &cluster, localcluster.Options{
 		ControllerManager:      true,
 		Kwok:                   true,
 		ClusterCIDR:            clusterCIDR,
 		NodeMonitorGracePeriod: 10 * time.Second,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			c.Stop()
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
 func setup() error {

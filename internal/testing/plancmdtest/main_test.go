@@ -5,8 +5,6 @@ package plancmdtest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -31,16 +29,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
+	ccmtest.Main(m, &cluster, localcluster.Options{
 		ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			c.Stop()
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
 func setup() error {

@@ -2,8 +2,6 @@ package servicecosttest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -39,13 +37,7 @@ type seedInfo struct {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{Kwok: true, ClusterCIDR: clusterCIDR}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	ccmtest.Main(m, &cluster, localcluster.Options{Kwok: true, ClusterCIDR: clusterCIDR}, setup)
 }
 
 func setup() error {

@@ -3,7 +3,6 @@ package verifytest
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ var cluster *localcluster.Cluster
 // Only the API server and etcd: the test writes its Node itself and runs
 // the one controller it tests.
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, func(c *localcluster.Cluster) { cluster = c }))
+	ccmtest.Main(m, &cluster, localcluster.Options{}, nil)
 }
 
 const (
