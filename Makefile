@@ -115,11 +115,11 @@ bench: controlplane
 soak: controlplane
 	$(GO) run ./cmd/soak --out soak-results/soak.json $(SOAK_FLAGS)
 
-## soak-bug: the quick soak against a CCM built with -tags soakbug (an ACL cleanup skipped); it must exit 1 naming the leak
+## soak-bug: the quick soak with --inject-bug (the cloud answers the CCM's ACL deletions with success and keeps the lists); it must exit 1 naming the leak
 soak-bug: controlplane
 	@mkdir -p bin
 	$(GO) build -o bin/soak ./cmd/soak
-	bin/soak --quick --tags soakbug --out soak-results/soak-bug.json $(SOAK_FLAGS); rc=$$?; if [[ $$rc -ne 1 ]]; then echo "soak-bug: want exit 1 (violations found), got $$rc"; exit 1; fi
+	bin/soak --quick --inject-bug --out soak-results/soak-bug.json $(SOAK_FLAGS); rc=$$?; if [[ $$rc -ne 1 ]]; then echo "soak-bug: want exit 1 (violations found), got $$rc"; exit 1; fi
 
 ## bench-plots: redraw the SVG charts of docs/bench-results/*.json (make bench writes them beside its own JSON)
 bench-plots:

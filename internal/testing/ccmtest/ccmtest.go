@@ -41,7 +41,7 @@ func Binary() (string, error) {
 }
 
 // BuildBinary builds cmd/cloud-controller-manager with the given build
-// tags (e.g. soakbug, which the soak must catch) and returns its path.
+// tags (none: the production binary) and returns its path.
 //
 // The binary goes to one path per tag set under the repository's .cache
 // (ignored by git), not to a new temp dir: test binaries exit without a
