@@ -2,10 +2,8 @@ package nlb_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
-	"github.com/alibabacloud-go/tea/tea"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 )
 
@@ -92,91 +90,4 @@ func TestTags(t *testing.T) {
 	r.ResourceType = "loadbalancer"
 	_, err = f.c.ListTagResources(r)
 	wantErr(t, err, "MissingParameter", http.StatusBadRequest)
-}
-
-func TestDescribeZonesAndRegions(t *testing.T) {
-	f := newFixture(t)
-	z, err := f.c.DescribeZones(nlb.CreateDescribeZonesRequest())
-	noErr(t, err)
-	var zones []string
-	for _, zone := range z.Zones {
-		zones = append(zones, zone.ZoneId)
-	}
-	if !strings.Contains(strings.Join(zones, ","), zoneH) || len(zones) < 2 {
-		t.Fatalf("zones: %v", zones)
-	}
-	r, err := f.c.DescribeRegions(nlb.CreateDescribeRegionsRequest())
-	noErr(t, err)
-	found := false
-	for _, reg := range r.Regions {
-		if reg.RegionId == "cn-hangzhou" {
-			found = reg.RegionEndpoint == "nlb.cn-hangzhou.aliyuncs.com" && reg.LocalName != ""
-		}
-	}
-	if !found {
-		t.Fatalf("regions: %+v", r.Regions)
-	}
-}
-
-// TestSignatureV3 drives NLB with the darabonba generic client, which signs
-// with ACS3-HMAC-SHA256 and sends the parameters in the form body, as the
-// existing CCM does.
-func TestSignatureV3(t *testing.T) {
-	f := newFixture(t)
-	call := func(action string, body map[string]any) (map[string]any, error) {
-		return f.env.CallV3(t, action, "2022-04-30", nil, body)
-	}
-	out, err := call("CreateLoadBalancer", map[string]any{
-		"AddressType": "Intranet", "VpcId": "vpc-a", "LoadBalancerName": "v3",
-		"ZoneMappings": []map[string]any{{"ZoneId": zoneH, "VSwitchId": "vsw-h"}, {"ZoneId": zoneI, "VSwitchId": "vsw-i"}},
-	})
-	noErr(t, err)
-	body, _ := out["body"].(map[string]any)
-	id, _ := body["LoadbalancerId"].(string)
-	if !strings.HasPrefix(id, "nlb-") {
-		t.Fatalf("V3 CreateLoadBalancer: %v", out)
-	}
-	out, err = call("GetLoadBalancerAttribute", map[string]any{"LoadBalancerId": id})
-	noErr(t, err)
-	body, _ = out["body"].(map[string]any)
-	if body["LoadBalancerName"] != "v3" || body["VpcId"] != "vpc-a" {
-		t.Fatalf("V3 GetLoadBalancerAttribute: %v", body)
-	}
-	_, err = call("GetLoadBalancerAttribute", map[string]any{"LoadBalancerId": "nlb-none"})
-	var se *tea.SDKError
-	if !asSDKError(err, &se) || tea.IntValue(se.StatusCode) != http.StatusNotFound || tea.StringValue(se.Code) != "ResourceNotFound.loadBalancer" {
-		t.Fatalf("V3 not found: %v", err)
-	}
-}
-
-func asSDKError(err error, target **tea.SDKError) bool {
-	se, ok := err.(*tea.SDKError)
-	if ok {
-		*target = se
-	}
-	return ok
-}
-
-// TestStateRoundTrip checks that the NLB state survives the JSON dump and
-// restore that --state persistence relies on.
-func TestStateRoundTrip(t *testing.T) {
-	f := newFixture(t)
-	lb := f.createLB(t, lbRequest("kept"))
-	sg := f.createSG(t, "grp", "vpc-a", "Instance", "TCP", false)
-	lsn := f.createListener(t, lb, sg, "TCP", 80)
-	st := f.env.Emulator.Store
-	dump, err := st.Dump()
-	noErr(t, err)
-	noErr(t, st.Reset())
-	g := nlb.CreateGetLoadBalancerAttributeRequest()
-	g.LoadBalancerId = lb
-	_, err = f.c.GetLoadBalancerAttribute(g)
-	wantErr(t, err, "ResourceNotFound.loadBalancer", http.StatusNotFound)
-	noErr(t, st.Restore(dump))
-	if got := f.getLB(t, lb); got.LoadBalancerName != "kept" || got.LoadBalancerStatus != "Active" {
-		t.Fatalf("restored LB: %+v", got)
-	}
-	if got := f.getListener(t, lsn); got.ServerGroupId != sg || got.ListenerStatus != "Running" {
-		t.Fatalf("restored listener: %+v", got)
-	}
 }
