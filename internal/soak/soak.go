@@ -1,4 +1,4 @@
-// Package soak runs the CCM under fire for a while (issue 20): two or more
+// Package soak runs the CCM under fire for a while (docs/reliability.md): two or more
 // replicas of the binary with leader election against a local control
 // plane with kwok Nodes and the emulated cloud, a seeded random schedule
 // of Service and Node changes with bad input across namespaces, injected

@@ -27,7 +27,7 @@ import (
 
 // The tenant boundary, tried as an attacker with edit rights in one
 // namespace (team-a) and no cloud access, against a victim in another
-// (team-b) or outside the cluster: one test per attack of issue 17. Each
+// (team-b) or outside the cluster: one test per attack on the tenant boundary. Each
 // checks, through the emulator's request log, that nothing of the victim
 // was written, that the attacker's Service got a Warning, and that every
 // Service involved deletes completely.

@@ -18,9 +18,9 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
-// The existing CCM's formats, written out here from its documentation
-// (reference/ccm-compatibility.md §3–4 and §8) rather than taken from our
-// naming package: the way back works only if what we create is what it
+// The existing CCM's formats, as kubernetes/cloud-provider-alibaba-cloud
+// writes them (finalizers, labels, annotations, tags, route descriptions),
+// written out here rather than taken from our naming package: the way back works only if what we create is what it
 // looks for, so the check must not share our code's idea of it.
 const (
 	theirFinalizerCLB = "service.k8s.alibaba/resources"
