@@ -20,8 +20,9 @@ import (
 
 // The existing CCM's formats, as kubernetes/cloud-provider-alibaba-cloud
 // writes them (finalizers, labels, annotations, tags, route descriptions),
-// written out here rather than taken from our naming package: the way back works only if what we create is what it
-// looks for, so the check must not share our code's idea of it.
+// written out here rather than taken from our naming package: the way
+// back works only if what we create is what it looks for, so the check
+// must not share our code's idea of it.
 const (
 	theirFinalizerCLB = "service.k8s.alibaba/resources"
 	theirFinalizerNLB = "service.k8s.alibaba/nlb"
