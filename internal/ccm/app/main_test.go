@@ -48,12 +48,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ccmtest.Main(m, &cluster, localcluster.Options{
-		ControllerManager:      true,
-		Kwok:                   true,
-		ClusterCIDR:            clusterCIDR,
-		NodeMonitorGracePeriod: 10 * time.Second,
-	}, setup)
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), setup)
 }
 
 func setup() error {
@@ -94,11 +89,7 @@ func setup() error {
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func ecsClient(t *testing.T) *ecs.Client {
@@ -147,22 +138,7 @@ func nodeName(prefix string) string {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
-		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, ccm.Tail(30))
-		}
-		t.Fatalf("%s: %v", what, err)
-	}
-	return time.Since(start)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return ccmtest.PollCCM(t, ccm, timeout, 100*time.Millisecond, what, cond)
 }
 
 func getNode(ctx context.Context, cs kubernetes.Interface, name string) (*corev1.Node, error) {

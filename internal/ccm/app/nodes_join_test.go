@@ -21,6 +21,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 const (
@@ -355,5 +356,5 @@ func explain(log string, names []string, n int) string {
 			out = append(out, line)
 		}
 	}
-	return tail(strings.Join(out, "\n"), n)
+	return ccmtest.Tail(strings.Join(out, "\n"), n)
 }

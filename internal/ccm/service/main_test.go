@@ -171,11 +171,7 @@ func startCCMWith(cloudConfig string) error {
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func slbClient(t *testing.T) *slb.Client {
@@ -184,22 +180,7 @@ func slbClient(t *testing.T) *slb.Client {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
-		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
-		}
-		t.Fatalf("%s: %v", what, err)
-	}
-	return time.Since(start)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return ccmtest.PollCCM(t, ccm, timeout, 100*time.Millisecond, what, cond)
 }
 
 // svcSpec describes a test Service.

@@ -6,7 +6,6 @@ package ccmtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,7 +229,7 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 	if err := os.WriteFile(cfgPath, []byte(o.CloudConfig), 0o600); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -290,13 +289,7 @@ func (c *CCM) Log() string {
 }
 
 // Tail returns the last n lines of the process output, for failures.
-func (c *CCM) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(c.Log(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (c *CCM) Tail(n int) string { return Tail(c.Log(), n) }
 
 // Poll runs cond every interval until it holds or timeout passes; an
 // error of cond only means "not yet", and the timeout's error carries the
@@ -331,15 +324,6 @@ func (c *CCM) Until(timeout time.Duration, cond func(ctx context.Context) (bool,
 		return fmt.Errorf("%w; log tail:\n%s", err, c.Tail(30))
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // RegisterNodes registers a kwok Node per instance id, named

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
 )
@@ -42,4 +43,12 @@ func set(cluster **localcluster.Cluster, setup func() error) func(*localcluster.
 			os.Exit(1)
 		}
 	}
+}
+
+// WithNodes is the control plane of a test binary whose CCM initializes
+// kwok Nodes: kube-controller-manager (nodeipam allocating pod CIDRs from
+// clusterCIDR, no cloud loops) and kwok, with a 10 s node-monitor grace
+// period so that a Node whose heartbeat stops turns NotReady within a test.
+func WithNodes(clusterCIDR string) localcluster.Options {
+	return localcluster.Options{ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR, NodeMonitorGracePeriod: 10 * time.Second}
 }

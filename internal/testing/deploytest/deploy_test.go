@@ -30,16 +30,13 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/app"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func ecsClient(t *testing.T) *ecs.Client {

@@ -44,12 +44,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ccmtest.Main(m, &cluster, localcluster.Options{
-		ControllerManager:      true,
-		Kwok:                   true,
-		ClusterCIDR:            clusterCIDR,
-		NodeMonitorGracePeriod: 10 * time.Second,
-	}, setup)
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), setup)
 }
 
 func setup() error {

@@ -27,9 +27,7 @@ const clusterCIDR = "10.244.0.0/16"
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	ccmtest.Main(m, &cluster, localcluster.Options{
-		ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR, NodeMonitorGracePeriod: 10 * time.Second,
-	}, nil)
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), nil)
 }
 
 type replica struct {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -39,9 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ccmtest.Main(m, &cluster, localcluster.Options{
-		ControllerManager: true, Kwok: true, ClusterCIDR: clusterCIDR, NodeMonitorGracePeriod: 10 * time.Second,
-	}, setup)
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), setup)
 }
 
 func setup() error {
@@ -55,7 +52,7 @@ func setup() error {
 		return err
 	}
 	instances = ids["instance"][1:] // the first is the metadata service's own host
-	port, err := freePort()
+	port, err := ccmtest.FreePort()
 	if err != nil {
 		return err
 	}
@@ -70,40 +67,14 @@ func setup() error {
 	return err
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	if err := ccmtest.Poll(timeout, 200*time.Millisecond, cond); err != nil {
-		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
-		}
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	ccmtest.PollCCM(t, ccm, timeout, 200*time.Millisecond, what, cond)
 }
 
 // sample is one line of the Prometheus text format.

@@ -400,7 +400,7 @@ func TestPlainListenerOffByDefault(t *testing.T) {
 	var got map[int]bool
 	poll(t, 30*time.Second, "the bare CCM's secure port", func(context.Context) (bool, error) {
 		if c.Exited() {
-			return false, fmt.Errorf("exited: %s", tail(c.Log(), 10))
+			return false, fmt.Errorf("exited: %s", ccmtest.Tail(c.Log(), 10))
 		}
 		got = listening(t, c.PID())
 		return got[c.Port], nil
@@ -430,11 +430,11 @@ func TestBadMetricsAddressStopsAtStart(t *testing.T) {
 			c := startBare(t, "--metrics-bind-address="+tc.addr)
 			code := c.Wait(30 * time.Second)
 			if code == 0 || code == -1 {
-				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, tail(c.Log(), 20))
+				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, ccmtest.Tail(c.Log(), 20))
 			}
 			log := c.Log()
 			if !strings.Contains(log, "--metrics-bind-address") || !strings.Contains(log, tc.want) {
-				t.Fatalf("the log does not name the flag and %q:\n%s", tc.want, tail(log, 20))
+				t.Fatalf("the log does not name the flag and %q:\n%s", tc.want, ccmtest.Tail(log, 20))
 			}
 			if strings.Contains(log, "Cloud configuration loaded") {
 				t.Fatal("the cloud configuration was loaded anyway")

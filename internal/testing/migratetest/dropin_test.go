@@ -56,11 +56,7 @@ const legacyClusterID = "c-legacy123"
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func poll(t *testing.T, c *ccmtest.CCM, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {

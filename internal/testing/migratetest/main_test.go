@@ -2,7 +2,6 @@ package migratetest
 
 import (
 	"testing"
-	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
@@ -24,12 +23,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ccmtest.Main(m, &cluster, localcluster.Options{
-		ControllerManager:      true,
-		Kwok:                   true,
-		ClusterCIDR:            clusterCIDR,
-		NodeMonitorGracePeriod: 10 * time.Second,
-	}, setup)
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), setup)
 }
 
 func setup() error {
