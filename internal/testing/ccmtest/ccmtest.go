@@ -39,17 +39,16 @@ func Binary() (string, error) {
 	return buildPath, buildErr
 }
 
-// BuildBinary builds cmd/cloud-controller-manager with the given build
-// tags (none: the production binary) and returns its path.
+// BuildBinary builds cmd/cloud-controller-manager, the production binary
+// (tests never build another), and returns its path.
 //
-// The binary goes to one path per tag set under the repository's .cache
-// (ignored by git), not to a new temp dir: test binaries exit without a
-// cleanup hook when killed, and a 150 MB binary left in /tmp per test
-// binary and run once filled the disk. Each build writes a file of its
-// own and renames it over the path, so test binaries building at the same
-// time never see a half-written file and a running process keeps the
-// inode it started from.
-func BuildBinary(tags ...string) (string, error) {
+// The binary goes to one path under the repository's .cache (ignored by
+// git), not to a new temp dir: test binaries exit without a cleanup hook
+// when killed, and a 150 MB binary left in /tmp per test binary and run
+// once filled the disk. Each build writes a file of its own and renames it
+// over the path, so test binaries building at the same time never see a
+// half-written file and a running process keeps the inode it started from.
+func BuildBinary() (string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		return "", err
@@ -58,10 +57,7 @@ func BuildBinary(tags ...string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("test binary dir: %w", err)
 	}
-	name := "cloud-controller-manager"
-	if len(tags) > 0 {
-		name += "-" + strings.Join(tags, "-")
-	}
+	const name = "cloud-controller-manager"
 	path := filepath.Join(dir, name)
 	// go build refuses to overwrite a file it did not write, so the
 	// build's own file lives in a fresh dir next to the path.
@@ -71,14 +67,10 @@ func BuildBinary(tags ...string) (string, error) {
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, name)
-	args := []string{"build", "-o", tmp}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, "./cmd/cloud-controller-manager")...)
+	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/cloud-controller-manager")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build cloud-controller-manager (tags %v): %v\n%s", tags, err, out)
+		return "", fmt.Errorf("build cloud-controller-manager: %v\n%s", err, out)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("test binary: %w", err)
