@@ -80,11 +80,11 @@ screenshots:
 # in-process against a local cluster) and the service controller and its
 # providers. The service package's integration tests drive a CCM process,
 # which -race does not instrument, so under -short it runs its white-box
-# tests only (localcluster.RunProcessTests); plantest only drives that
+# tests only (localcluster.RunProcessTests); servicecosttest only drives that
 # process and is left out; -short also skips the cloud package's 40 s of
 # quota runs.
 RACE_PKGS ?= ./internal/cloud/... ./internal/ccm/nodes/... ./internal/ccm/routes/... ./internal/ccm/service/ \
-	./internal/ccm/service/clb/... ./internal/ccm/service/nlb/... ./internal/ccm/service/verifytest/...
+	./internal/ccm/service/clb/... ./internal/ccm/service/nlb/... ./internal/testing/verifytest/
 
 ## race: the race detector over RACE_PKGS (part of make test; ~1.5 min with a warm build cache)
 race: controlplane
@@ -115,11 +115,11 @@ bench: controlplane
 soak: controlplane
 	$(GO) run ./cmd/soak --out soak-results/soak.json $(SOAK_FLAGS)
 
-## soak-bug: the quick soak against a CCM built with -tags soakbug (an ACL cleanup skipped); it must exit 1 naming the leak
+## soak-bug: the quick soak with --inject-bug (the cloud answers the CCM's ACL deletions with success and keeps the lists); it must exit 1 naming the leak
 soak-bug: controlplane
 	@mkdir -p bin
 	$(GO) build -o bin/soak ./cmd/soak
-	bin/soak --quick --tags soakbug --out soak-results/soak-bug.json $(SOAK_FLAGS); rc=$$?; if [[ $$rc -ne 1 ]]; then echo "soak-bug: want exit 1 (violations found), got $$rc"; exit 1; fi
+	bin/soak --quick --inject-bug --out soak-results/soak-bug.json $(SOAK_FLAGS); rc=$$?; if [[ $$rc -ne 1 ]]; then echo "soak-bug: want exit 1 (violations found), got $$rc"; exit 1; fi
 
 ## bench-plots: redraw the SVG charts of docs/bench-results/*.json (make bench writes them beside its own JSON)
 bench-plots:

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // TestSTSOverHTTPS: --sts-config registers the providers and roles,

@@ -1,4 +1,4 @@
-// Command bench runs the CCM scale benchmark (issue 11): the CCM binary
+// Command bench runs the CCM scale benchmark (docs/performance.md): the CCM binary
 // against a local control plane with kwok Nodes and pods and the emulated
 // cloud with per-call latency and a published API rate-limit profile. Each
 // scenario prints tables and writes OUT/<scenario>.json.

@@ -1,11 +1,11 @@
-// Command soak runs the CCM under fire (issue 20): replicas with leader
+// Command soak runs the CCM under fire: replicas with leader
 // election against a local control plane and the emulated cloud, a seeded
 // random schedule of Service and Node changes, injected cloud faults,
 // leader SIGKILLs, an API-server restart and a window of cloud timeouts;
 // then an invariant checker. It prints every violation and exits 1 when
 // there is one. See docs/reliability.md.
 //
-//	go run ./cmd/soak [--quick] [--seed N] [--duration 15m] [--out soak-results/soak.json] [--tags soakbug]
+//	go run ./cmd/soak [--quick] [--seed N] [--duration 15m] [--out soak-results/soak.json] [--inject-bug]
 package main
 
 import (
@@ -50,14 +50,11 @@ func main() {
 	flag.Float64Var(&o.LossRate, "loss-rate", o.LossRate, "share of creates and deletes whose response is lost after they were applied")
 	flag.DurationVar(&o.TimeoutWindow, "timeout-window", o.TimeoutWindow, "how long every cloud call times out, once (0: never)")
 	flag.BoolVar(&o.APIServerRestart, "apiserver-restart", o.APIServerRestart, "restart kube-apiserver once mid-chaos")
-	tags := flag.String("tags", "", "build tags of the CCM binary, comma-separated (soakbug: the deliberately injected bug)")
+	flag.BoolVar(&o.InjectBug, "inject-bug", false, "run the CCM against a cloud that answers DeleteAccessControlList with success and keeps the list: the soak must report the leak")
 	ccmArgs := flag.String("ccm-args", "", "extra CCM flags, space-separated")
 	flag.StringVar(&o.WorkDir, "work-dir", "", "directory for logs (default: a temp dir, removed after a run without violations)")
 	flag.StringVar(&o.Out, "out", "soak-results/soak.json", "JSON report (empty: none)")
 	flag.Parse()
-	if *tags != "" {
-		o.BuildTags = strings.Split(*tags, ",")
-	}
 	o.CCMArgs = strings.Fields(*ccmArgs)
 	o.Logf = func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)

@@ -1,4 +1,4 @@
-// Package bench is the scale benchmark of the CCM (issue 11): the CCM
+// Package bench is the scale benchmark of the CCM (docs/performance.md): the CCM
 // binary as a process against a local control plane with kwok Nodes and
 // pods and the in-process emulator with per-call latency and the API rate
 // limits of a quota profile. Each scenario prints tables and writes JSON

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	cloudapi "k8s.io/cloud-provider/api"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
@@ -28,6 +27,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/vpc"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 const (

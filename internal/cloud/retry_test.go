@@ -22,8 +22,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // offlineClient is a client whose calls never leave the test: fn returns

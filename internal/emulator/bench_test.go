@@ -9,8 +9,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // BenchmarkDescribeLoadBalancers measures DescribeLoadBalancers through the

@@ -12,8 +12,8 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 func vpcIDs(t *testing.T, env *emulatortest.Env) []string {

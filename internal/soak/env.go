@@ -15,11 +15,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/app"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 const (
@@ -55,13 +55,16 @@ func (r *replica) startedAt() time.Time {
 
 // env is the running soak environment.
 type env struct {
-	o        Options
-	dir      string
-	binary   string
-	cloud    *emulator.Emulator
-	cluster  *localcluster.Cluster
-	kube     kubernetes.Interface
-	sdk      *emulatortest.Env
+	o       Options
+	dir     string
+	binary  string
+	cloud   *emulator.Emulator
+	cluster *localcluster.Cluster
+	kube    kubernetes.Interface
+	sdk     *emulatortest.Env
+	// bug is the front of the injected bug between the replicas and the
+	// cloud (nil without Options.InjectBug).
+	bug      *bugFront
 	replicas []*replica
 	// instances are the seeded instance ids (0 is the metadata service's
 	// own host), ips their private addresses.
@@ -84,8 +87,8 @@ func startEnv(ctx context.Context, o Options) (_ *env, err error) {
 	if err := os.MkdirAll(e.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
-	o.Logf("building cloud-controller-manager (tags %v)", o.BuildTags)
-	built, err := ccmtest.BuildBinary(o.BuildTags...)
+	o.Logf("building cloud-controller-manager")
+	built, err := ccmtest.BuildBinary()
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +127,12 @@ func startEnv(ctx context.Context, o Options) (_ *env, err error) {
 	}
 	if _, err := e.cloud.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	if o.InjectBug {
+		if e.bug, err = startBugFront(e.cloud.Gateway); err != nil {
+			return nil, err
+		}
+		o.Logf("injected bug: the replicas' %s calls are answered with success and never reach the cloud", bugAction)
 	}
 	e.sdk = emulatortest.For(e.cloud, soakKeyID, soakKeySecret)
 	if e.ips, err = e.sdk.PrivateIPs(e.instances); err != nil {
@@ -171,7 +180,7 @@ func (e *env) startReplica(ctx context.Context, r *replica) error {
 	r.starts++
 	logPath := filepath.Join(e.dir, fmt.Sprintf("ccm-%s-%d.log", r.name, r.starts))
 	c, err := ccmtest.StartCCM(ctx, ccmtest.CCMOptions{
-		Kubeconfig: e.cluster.KubeconfigPath, Emulator: e.cloud.Addr(), AccessKeyID: r.keyID, AccessKeySecret: r.secret,
+		Kubeconfig: e.cluster.KubeconfigPath, Emulator: e.cloudAddr(), AccessKeyID: r.keyID, AccessKeySecret: r.secret,
 		// Tagged reuse: an id annotation naming a load balancer the
 		// administrator did not mark reusable (a sentinel) is refused.
 		CloudConfig: "Global:\n  clusterID: " + clusterID + "\n  loadBalancerReuse: tagged\n",
@@ -193,6 +202,15 @@ func (e *env) startReplica(ctx context.Context, r *replica) error {
 	r.procs = append(r.procs, c)
 	r.logs = append(r.logs, logPath)
 	return nil
+}
+
+// cloudAddr is the cloud endpoint of the replicas: the emulator, or the
+// injected bug's front of it.
+func (e *env) cloudAddr() string {
+	if e.bug != nil {
+		return e.bug.addr
+	}
+	return e.cloud.Addr()
 }
 
 // leading reports whether the replica's current process has acquired the
@@ -239,6 +257,9 @@ func (e *env) stop() {
 	}
 	if e.cluster != nil {
 		e.cluster.Stop()
+	}
+	if e.bug != nil {
+		e.bug.close()
 	}
 	if e.cloud != nil {
 		_ = e.cloud.Close()

@@ -1,4 +1,4 @@
-// Package soak runs the CCM under fire for a while (issue 20): two or more
+// Package soak runs the CCM under fire for a while (docs/reliability.md): two or more
 // replicas of the binary with leader election against a local control
 // plane with kwok Nodes and the emulated cloud, a seeded random schedule
 // of Service and Node changes with bad input across namespaces, injected
@@ -50,8 +50,10 @@ type Options struct {
 	TimeoutWindow time.Duration
 	// APIServerRestart restarts kube-apiserver once mid-chaos.
 	APIServerRestart bool
-	// BuildTags build the CCM with these tags (soakbug: the injected bug).
-	BuildTags []string
+	// InjectBug runs the replicas against a cloud that answers their
+	// DeleteAccessControlList with success and keeps the list (bug.go):
+	// the run must report the leak.
+	InjectBug bool
 	// CCMArgs are extra CCM flags.
 	CCMArgs []string
 	// WorkDir holds logs; a temp dir when empty (removed after a run
@@ -107,7 +109,7 @@ type Report struct {
 	CloudCalls     int         `json:"cloudCalls"`
 	Violations     []Violation `json:"violations"`
 	ViolationCount int         `json:"violationCount"`
-	BuildTags      string      `json:"buildTags,omitempty"`
+	InjectedBug    string      `json:"injectedBug,omitempty"`
 	WorkDir        string      `json:"workDir"`
 	ChaosEndedAt   string      `json:"chaosEndedAt"`
 	// Checked counts what the final check compared.
@@ -210,6 +212,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.TimeToAddress, rep.NeverAddressed = summarize(addr), len(w.created)-len(w.addr)
 	w.mu.Unlock()
 	rep.Violations, rep.ViolationCount = violations, len(violations)
+	if e.bug != nil {
+		rep.InjectedBug = fmt.Sprintf("%s answered with success and not applied (%d calls)", bugAction, e.bug.lost.Load())
+	}
 	for _, c := range e.cloud.Counters() {
 		rep.CloudCalls += c.Calls
 	}
@@ -358,9 +363,6 @@ func runChaos(ctx context.Context, e *env, w *workload, ch *chaos) (*Report, err
 	}
 	if o.TimeoutWindow > 0 {
 		rep.TimeoutWindow = o.TimeoutWindow.String()
-	}
-	if len(o.BuildTags) > 0 {
-		rep.BuildTags = fmt.Sprint(o.BuildTags)
 	}
 	return rep, nil
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // policyEvaluator evaluates the generated policy's validations in process
-// with the API server's CEL library, for fast checks; internal/ccm/admissiontest
+// with the API server's CEL library, for fast checks; internal/testing/admissiontest
 // runs the same policy on a real kube-apiserver.
 type policyEvaluator struct {
 	valid, msg cel.ConditionEvaluator

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 // wantClusterIDError is the exact refusal of a cloud-config without clusterID.
@@ -58,12 +58,12 @@ func TestMissingClusterIDStopsAtStart(t *testing.T) {
 			c := startBare(t, tc.config)
 			code := c.Wait(30 * time.Second)
 			if code == 0 || code == -1 {
-				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, tail(c.Log(), 20))
+				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, ccmtest.Tail(c.Log(), 20))
 			}
 			// klog quotes the error value.
 			want := strings.TrimSuffix(strconv.Quote(wantClusterIDError+"; discovery found no cluster id in 0 Services labelled service.k8s.alibaba/loadbalancer-id"), `"`)
 			if !strings.Contains(c.Log(), "err="+want) || !strings.Contains(c.Log(), "route entries") {
-				t.Fatalf("the log does not carry the clusterID refusal %s…, naming the route tables read:\n%s", want, tail(c.Log(), 20))
+				t.Fatalf("the log does not carry the clusterID refusal %s…, naming the route tables read:\n%s", want, ccmtest.Tail(c.Log(), 20))
 			}
 			if strings.Contains(c.Log(), "Cloud configuration loaded") {
 				t.Fatal("the configuration was loaded anyway")
@@ -85,7 +85,7 @@ func TestLegacyDefaultClusterIDFlag(t *testing.T) {
 			want := `clusterID="` + tc.want + `"`
 			poll(t, 30*time.Second, "the configuration loaded with "+want, func(context.Context) (bool, error) {
 				if c.Exited() {
-					t.Fatalf("the CCM exited; log:\n%s", tail(c.Log(), 20))
+					t.Fatalf("the CCM exited; log:\n%s", ccmtest.Tail(c.Log(), 20))
 				}
 				for _, line := range strings.Split(c.Log(), "\n") {
 					if strings.Contains(line, "Cloud configuration loaded") {

@@ -18,7 +18,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	ccmcloud "github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // existingCLB creates, through the SLB SDK, a CLB as the existing CCM

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,12 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 const (
@@ -49,18 +48,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{
-		ControllerManager:      true,
-		Kwok:                   true,
-		ClusterCIDR:            clusterCIDR,
-		NodeMonitorGracePeriod: 10 * time.Second,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	ccmtest.Main(m, &cluster, ccmtest.WithNodes(clusterCIDR), setup)
 }
 
 func setup() error {
@@ -101,11 +89,7 @@ func setup() error {
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func ecsClient(t *testing.T) *ecs.Client {
@@ -154,22 +138,7 @@ func nodeName(prefix string) string {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
-		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, ccm.Tail(30))
-		}
-		t.Fatalf("%s: %v", what, err)
-	}
-	return time.Since(start)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return ccmtest.PollCCM(t, ccm, timeout, 100*time.Millisecond, what, cond)
 }
 
 func getNode(ctx context.Context, cs kubernetes.Interface, name string) (*corev1.Node, error) {

@@ -15,7 +15,7 @@ import (
 // MemoryLimitRatio is the share of the container's memory limit the CCM
 // sets as its Go soft memory limit when GOMEMLIMIT is unset: the GC then
 // collects harder as the heap nears the limit instead of letting the
-// default GOGC=100 headroom (up to twice the live heap, issue 11's W4) run
+// default GOGC=100 headroom (up to twice the live heap, the benchmark's W4) run
 // the container into its OOM kill. The rest is left for what the Go
 // runtime does not count: the binary's mapped pages, thread stacks.
 const MemoryLimitRatio = 0.8

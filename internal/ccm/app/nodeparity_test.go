@@ -21,9 +21,10 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 func vpcClient(t *testing.T) *vpc.Client {
@@ -395,7 +396,7 @@ func TestServiceWorkersFromCloudConfig(t *testing.T) {
 			want := fmt.Sprintf(`"Starting service controller" workers=%d `, tc.want)
 			poll(t, 30*time.Second, "service controller started with "+want, func(context.Context) (bool, error) {
 				if c.Exited() {
-					t.Fatalf("the CCM exited; log:\n%s", tail(c.Log(), 20))
+					t.Fatalf("the CCM exited; log:\n%s", ccmtest.Tail(c.Log(), 20))
 				}
 				for _, line := range strings.Split(c.Log(), "\n") {
 					if strings.Contains(line, `"Starting service controller"`) {
@@ -439,7 +440,7 @@ func TestEndpointAndInitFlags(t *testing.T) {
 			c := startBare(t, tc.config, tc.args...)
 			poll(t, 30*time.Second, "configuration and initialization steps logged", func(context.Context) (bool, error) {
 				if c.Exited() {
-					t.Fatalf("the CCM exited; log:\n%s", tail(c.Log(), 20))
+					t.Fatalf("the CCM exited; log:\n%s", ccmtest.Tail(c.Log(), 20))
 				}
 				log := c.Log()
 				if !strings.Contains(log, "Node initialization steps") {
@@ -447,7 +448,7 @@ func TestEndpointAndInitFlags(t *testing.T) {
 				}
 				for _, w := range tc.want {
 					if !strings.Contains(log, w) {
-						t.Fatalf("the log lacks %s:\n%s", w, tail(log, 30))
+						t.Fatalf("the log lacks %s:\n%s", w, ccmtest.Tail(log, 30))
 					}
 				}
 				return true, nil

@@ -21,10 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudapi "k8s.io/cloud-provider/api"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 func hasTaint(n *corev1.Node, key string) bool {
@@ -300,10 +300,10 @@ func TestBadCloudConfigStopsAtStart(t *testing.T) {
 			defer c.Stop()
 			code := c.Wait(30 * time.Second)
 			if code == 0 || code == -1 {
-				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, tail(c.Log(), 20))
+				t.Fatalf("exit code %d, want a non-zero exit at start; log:\n%s", code, ccmtest.Tail(c.Log(), 20))
 			}
 			if !strings.Contains(c.Log(), tc.field) {
-				t.Fatalf("the log does not name %s:\n%s", tc.field, tail(c.Log(), 20))
+				t.Fatalf("the log does not name %s:\n%s", tc.field, ccmtest.Tail(c.Log(), 20))
 			}
 			if strings.Contains(c.Log(), "!!!not-base64-secret!!!") {
 				t.Fatal("the secret was logged")

@@ -29,7 +29,7 @@ const StartupPagesDelay = 90 * time.Second
 // read-only mappings (code, read-only data, the function tables). Start-up
 // touches far more of them than running does: package initialization
 // registers every Kubernetes API type, flags, the controllers' setup. With
-// the 150 MB binary that is ~60 MB of the resident set (issue 11, W4) that
+// the 150 MB binary that is ~60 MB of the resident set (the benchmark's W4) that
 // the CCM never reads again; the pages it does read are faulted back in
 // from the file (clean pages: nothing is lost, the cost is a read), one
 // page at a time (MADV_RANDOM) rather than the kernel's read-around

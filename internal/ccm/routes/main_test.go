@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,10 +29,11 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 var cluster *localcluster.Cluster
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	vpc.GetEndpointMap()
 	slb.GetEndpointMap()
 	nlb.GetEndpointMap()
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, func(c *localcluster.Cluster) { cluster = c }))
+	ccmtest.Main(m, &cluster, localcluster.Options{}, nil)
 }
 
 const (

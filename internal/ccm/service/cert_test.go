@@ -3,7 +3,7 @@ package service_test
 import (
 	"testing"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // selfSigned returns a PEM certificate and key for HTTPS listener tests.

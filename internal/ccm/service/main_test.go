@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,14 +21,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/localcluster"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 const (
@@ -55,18 +54,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunProcessTests(m, localcluster.Options{
+	ccmtest.MainWithWhiteBox(m, &cluster, localcluster.Options{
 		ControllerManager: true,
 		Scheduler:         true,
 		Kwok:              true,
 		ClusterCIDR:       clusterCIDR,
-	}, func(c *localcluster.Cluster) {
-		cluster = c
-		if err := setup(); err != nil {
-			fmt.Fprintf(os.Stderr, "setup: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	}, setup)
 }
 
 func setup() error {
@@ -178,11 +171,7 @@ func startCCMWith(cloudConfig string) error {
 
 func kube(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	cs, err := cluster.Clientset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return ccmtest.Kube(t, cluster)
 }
 
 func slbClient(t *testing.T) *slb.Client {
@@ -191,22 +180,7 @@ func slbClient(t *testing.T) *slb.Client {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if err := ccmtest.Poll(timeout, 100*time.Millisecond, cond); err != nil {
-		if ccm.Exited() {
-			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tail(ccm.Log(), 30))
-		}
-		t.Fatalf("%s: %v", what, err)
-	}
-	return time.Since(start)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return ccmtest.PollCCM(t, ccm, timeout, 100*time.Millisecond, what, cond)
 }
 
 // svcSpec describes a test Service.

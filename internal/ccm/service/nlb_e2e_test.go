@@ -13,9 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 func nlbClient(t *testing.T) *nlb.Client {

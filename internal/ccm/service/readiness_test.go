@@ -16,9 +16,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/ccmtest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/ccmtest"
 )
 
 // TestReadinessGate: with eni backends, a pod that lists the Service's

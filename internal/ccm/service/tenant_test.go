@@ -22,12 +22,12 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // The tenant boundary, tried as an attacker with edit rights in one
 // namespace (team-a) and no cloud access, against a victim in another
-// (team-b) or outside the cluster: one test per attack of issue 17. Each
+// (team-b) or outside the cluster: one test per attack on the tenant boundary. Each
 // checks, through the emulator's request log, that nothing of the victim
 // was written, that the attacker's Service got a Warning, and that every
 // Service involved deletes completely.

@@ -19,7 +19,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/conformance"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 var update = flag.Bool("update", false, "rewrite the results table in docs/emulator.md")

@@ -11,7 +11,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/conformance"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // editItems applies edit to every object under the dotted path of a

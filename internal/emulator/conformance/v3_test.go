@@ -12,7 +12,7 @@ import (
 	"github.com/alibabacloud-go/tea/dara"
 	vpc "github.com/alibabacloud-go/vpc-20160428/v6/client"
 
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // The second client generation: the darabonba clients generated from the

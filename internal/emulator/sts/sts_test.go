@@ -18,8 +18,8 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/conformance"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 const issuerURL = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c1234"

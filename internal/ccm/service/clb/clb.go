@@ -668,7 +668,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		}
 		done = append(done, what)
 	}
-	if s.LoadBalancer.PreserveOnDelete || soakBugSkipACLCleanup {
+	if s.LoadBalancer.PreserveOnDelete {
 		return strings.Join(done, "; "), nil
 	}
 	if err := p.cleanSourceRanges(ctx, req, &done); err != nil {

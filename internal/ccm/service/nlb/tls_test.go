@@ -9,8 +9,8 @@ import (
 	sdknlb "github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // certs returns a listener's default and additional server certificates
