@@ -21,6 +21,7 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
+	alicloud "github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 func init() {
@@ -74,7 +75,7 @@ func newRouteController(cloud *provider.Cloud, client kubernetes.Interface, fact
 		KubeClient:    client,
 		NodeInformer:  factory.Core().V1().Nodes(),
 		Recorder:      recorder,
-		Cloud:         cloud.Client,
+		Cloud:         alicloud.VPCRoutes{Client: cloud.Client},
 		VpcID:         cloud.Config.VpcID,
 		RouteTableIDs: cloud.Config.RouteTableIDs,
 		ClusterCIDR:   clusterCIDR,

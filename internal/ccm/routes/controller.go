@@ -30,7 +30,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Defaults of Options.
@@ -56,8 +55,8 @@ type Options struct {
 	NodeInformer coreinformers.NodeInformer
 	// Recorder records events on Nodes.
 	Recorder record.EventRecorder
-	// Cloud is the cloud client every call goes through.
-	Cloud *cloud.Client
+	// Cloud makes the route controller's cloud calls (cloud.VPCRoutes).
+	Cloud Cloud
 	// VpcID is the cluster's VPC; needed when RouteTableIDs is empty.
 	VpcID string
 	// RouteTableIDs are the tables to program (cloud-config routeTableIDs);
@@ -83,7 +82,7 @@ type Options struct {
 // Controller reconciles the VPC route tables with the Nodes' podCIDRs.
 type Controller struct {
 	opts         Options
-	cloud        *cloud.Client
+	cloud        Cloud
 	kube         kubernetes.Interface
 	nodes        corelisters.NodeLister
 	nodesSynced  cache.InformerSynced

@@ -69,7 +69,7 @@ func TestDepartedNodes(t *testing.T) {
 			kube := fake.NewClientset()
 			c, err := New(Options{
 				KubeClient: kube, NodeInformer: informers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes(),
-				Recorder: record.NewFakeRecorder(10), Cloud: cl, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16,fd00::/48",
+				Recorder: record.NewFakeRecorder(10), Cloud: cloud.VPCRoutes{Client: cl}, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16,fd00::/48",
 			})
 			if err != nil {
 				t.Fatal(err)

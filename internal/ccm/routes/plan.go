@@ -34,17 +34,6 @@ type target struct {
 	CIDR     netip.Prefix
 }
 
-// entry is a custom route entry as DescribeRouteEntryList reports it.
-type entry struct {
-	ID          string
-	Table       string
-	Dst         string
-	HopType     string
-	HopID       string
-	Description string
-	Status      string
-}
-
 // routeKey names one destination in one route table; destinations are
 // unique per table, so it identifies an entry.
 type routeKey struct {
@@ -547,19 +536,6 @@ func (pl *plan) conflict(e entry, p netip.Prefix, key routeKey, wanted bool, tar
 		pl.Blocked[key] = true
 	}
 	pl.Conflicts = append(pl.Conflicts, c)
-}
-
-// chunk splits items into batches of at most n.
-func chunk[T any](items []T, n int) [][]T {
-	var out [][]T
-	for len(items) > n {
-		out = append(out, items[:n])
-		items = items[n:]
-	}
-	if len(items) > 0 {
-		out = append(out, items)
-	}
-	return out
 }
 
 // normalize returns a CIDR in canonical form, as the cloud echoes it.

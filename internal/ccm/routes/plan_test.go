@@ -407,26 +407,6 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-func TestChunk(t *testing.T) {
-	for _, tc := range []struct{ n, size, want []int }{
-		{n: []int{0}, size: []int{50}, want: nil},
-		{n: []int{1}, size: []int{50}, want: []int{1}},
-		{n: []int{50}, size: []int{50}, want: []int{50}},
-		{n: []int{51}, size: []int{50}, want: []int{50, 1}},
-		{n: []int{120}, size: []int{50}, want: []int{50, 50, 20}},
-		{n: []int{7}, size: []int{3}, want: []int{3, 3, 1}},
-	} {
-		items := make([]int, tc.n[0])
-		var got []int
-		for _, b := range chunk(items, tc.size[0]) {
-			got = append(got, len(b))
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("chunk(%d, %d) = %v, want %v", tc.n[0], tc.size[0], got, tc.want)
-		}
-	}
-}
-
 func node(name, providerID string, cidrs []string, lbls map[string]string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}, Spec: corev1.NodeSpec{ProviderID: providerID, PodCIDRs: cidrs}}
 	if len(cidrs) > 0 {
@@ -568,7 +548,7 @@ func TestNewValidates(t *testing.T) {
 	valid := func() Options {
 		return Options{
 			KubeClient: kube, NodeInformer: informers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes(),
-			Recorder: record.NewFakeRecorder(10), Cloud: cl, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16",
+			Recorder: record.NewFakeRecorder(10), Cloud: cloud.VPCRoutes{Client: cl}, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16",
 		}
 	}
 	for _, tc := range []struct {
