@@ -14,6 +14,7 @@ import (
 	"k8s.io/cloud-provider/names"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
+	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 )
@@ -46,6 +47,47 @@ type ownController struct {
 // their names (aliases "service" and "route"), so --controllers keeps
 // working as users expect.
 var ownControllers = []ownController{serviceControllerSpec, routeControllerSpec}
+
+// serviceControllerSpec is our service controller; its events go
+// through a client of their own: on the Services' client they took a
+// share of its rate in a burst and delayed their addresses
+// (docs/performance.md).
+var serviceControllerSpec = ownController{
+	name: names.ServiceLBController, clientName: "service-controller", eventsClient: true,
+	build: func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (func(context.Context), error) {
+		sc, err := newServiceController(b.cloud, b.service, client, cfg.SharedInformers, recorder, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs))
+		if err != nil || sc == nil {
+			return nil, err
+		}
+		return sc.Run, nil
+	},
+}
+
+// routeControllerSpec is our route controller: on with
+// --configure-cloud-routes and a --cluster-cidr.
+var routeControllerSpec = ownController{
+	name: names.NodeRouteController, clientName: "route-controller",
+	enabled: func(cfg *ccmconfig.CompletedConfig) bool {
+		shared := cfg.ComponentConfig.KubeCloudShared
+		if !shared.ConfigureCloudRoutes {
+			klog.InfoS("Not configuring VPC routes", "configureCloudRoutes", false)
+			return false
+		}
+		if shared.ClusterCIDR == "" {
+			klog.InfoS("Not configuring VPC routes: --cluster-cidr is empty")
+			return false
+		}
+		return true
+	},
+	build: func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (func(context.Context), error) {
+		shared := cfg.ComponentConfig.KubeCloudShared
+		rc, err := newRouteController(b.cloud, client, cfg.SharedInformers, recorder, shared.ClusterCIDR, shared.RouteReconciliationPeriod.Duration)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) { rc.Run(ctx, 1) }, nil
+	},
+}
 
 // namedController satisfies controller.Interface for the app framework.
 type namedController string

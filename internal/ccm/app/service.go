@@ -1,15 +1,12 @@
 package app
 
 import (
-	"context"
 	"os"
 	"time"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
-	ccmconfig "k8s.io/cloud-provider/app/config"
-	"k8s.io/cloud-provider/names"
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
@@ -19,21 +16,6 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/nlb"
 )
-
-// serviceControllerSpec is our service controller; its events go
-// through a client of their own: on the Services' client they took a
-// share of its rate in a burst and delayed their addresses
-// (docs/performance.md).
-var serviceControllerSpec = ownController{
-	name: names.ServiceLBController, clientName: "service-controller", eventsClient: true,
-	build: func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (func(context.Context), error) {
-		sc, err := newServiceController(b.cloud, b.service, client, cfg.SharedInformers, recorder, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs))
-		if err != nil || sc == nil {
-			return nil, err
-		}
-		return sc.Run, nil
-	},
-}
 
 // serviceOptions are the service controller's flags.
 type serviceOptions struct {

@@ -8,11 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -129,13 +125,7 @@ func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	if client, err := clientBuilder.Client("cloud-node-controller"); err != nil {
 		klog.ErrorS(err, "No client for Node events; lookups will only be logged")
 	} else {
-		broadcaster := record.NewBroadcaster()
-		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-		c.Nodes.SetRecorder(broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cloud-controller-manager"}))
-		go func() {
-			<-stop
-			broadcaster.Shutdown()
-		}()
+		c.Nodes.RecordEvents(client, stop)
 	}
 	steps := nodes.InitOptions{MarkNetworkUnavailable: c.nodeOpts.RoutesEnabled}
 	if !c.nodeOpts.SkipDisableSourceDestCheck {
