@@ -371,16 +371,7 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		}
 		last = wrap(product, action, r.err)
 		observe(product, action, metricCode(last), r.elapsed)
-		switch last.Class {
-		case ClassThrottled:
-			c.throttle.Throttled(product, action, last.Code, hintOf(r.err))
-		case ClassUnavailable:
-			// No answer, or the cloud failing: nothing learned about its quota.
-		default:
-			// The cloud served the call (it refused the request, not its
-			// rate): the quota took it without throttling.
-			c.throttle.Succeeded(product, action)
-		}
+		c.learn(product, action, last, r.err)
 		if !last.Class.Retryable() || attempt >= c.opts.MaxAttempts {
 			break
 		}
@@ -416,6 +407,21 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		}
 	}
 	return zero, last
+}
+
+// learn tells the throttle what a failed attempt (e, classified from the
+// SDK's raw error) says about the action's quota.
+func (c *Client) learn(product Product, action string, e *Error, raw error) {
+	switch e.Class {
+	case ClassThrottled:
+		c.throttle.Throttled(product, action, e.Code, hintOf(raw))
+	case ClassUnavailable:
+		// No answer, or the cloud failing: nothing learned about its quota.
+	default:
+		// The cloud served the call (it refused the request, not its
+		// rate): the quota took it without throttling.
+		c.throttle.Succeeded(product, action)
+	}
 }
 
 // codeOK is the requests_total code of a successful call.

@@ -355,21 +355,23 @@ func (g *admissionGen) entry(e *entry) {
 // formatRule returns the problem expression of a KindFormat entry (”
 // when the parser checks nothing).
 func (g *admissionGen) formatRule(e *entry) string {
+	if r, ok := portListRule(e); ok {
+		return g.list(e, r)
+	}
+	if r, ok := listRuleOf(e); ok {
+		return g.list(e, r)
+	}
+	return valueRule(e)
+}
+
+// valueRule is the problem expression of a single-valued KindFormat entry.
+func valueRule(e *entry) string {
 	a, v := e.a, e.val
 	id := func(prefix string) string {
 		why := idProblemCEL(v, prefix)
 		return fmt.Sprintf("%s == '' ? '' : %s", why, wholeWhyCEL(e.key, v, fmt.Sprintf("(%s.contains(',') ? 'one id is accepted, not a list' : 'the id ' + %s)", v, why), e.acc))
 	}
 	bad := func(cond string) string { return fmt.Sprintf("(%s) ? %s : ''", cond, wholeCEL(e.key, v, e.acc)) }
-	idList := func(prefix string) listRule {
-		r := listRule{dupKey: "e", dup: "'repeats the id of element ' + string(first + 1)"}
-		if prefix != "" {
-			r.pre = fmt.Sprintf("(%s != '' ? 'the id ' + %s : '')", idProblemCEL("e", prefix), idProblemCEL("e", prefix))
-		} else {
-			r.pre = "((e.contains(' ') || e.contains('\\t') || e.contains(':') || e.contains('=')) ? " + lit("ids are separated by commas and contain no blanks, ':' or '='") + " : '')"
-		}
-		return r
-	}
 	switch a.Suffix() {
 	case "id":
 		if e.owner == "NLB" {
@@ -402,8 +404,28 @@ func (g *admissionGen) formatRule(e *entry) string {
 		return bad(fmt.Sprintf("bytes(%[1]s).size() > 253 || !%[1]s.matches('%[2]s')", v, dns1123RE))
 	case "cookie":
 		return bad(fmt.Sprintf("bytes(%[1]s).size() > 200 || %[1]s.startsWith('$') || !%[1]s.matches('^[!-~]*$') || %[1]s.contains(',') || %[1]s.contains(';')", v))
+	}
+	return ""
+}
+
+// idListRule checks a comma list of ids that carry prefix ("" = any token
+// without blanks, ':' or '=').
+func idListRule(prefix string) listRule {
+	r := listRule{dupKey: "e", dup: "'repeats the id of element ' + string(first + 1)"}
+	if prefix != "" {
+		r.pre = fmt.Sprintf("(%s != '' ? 'the id ' + %s : '')", idProblemCEL("e", prefix), idProblemCEL("e", prefix))
+	} else {
+		r.pre = "((e.contains(' ') || e.contains('\\t') || e.contains(':') || e.contains('=')) ? " + lit("ids are separated by commas and contain no blanks, ':' or '='") + " : '')"
+	}
+	return r
+}
+
+// listRuleOf is the rule of a comma-list KindFormat entry whose elements
+// do not name Service ports.
+func listRuleOf(e *entry) (listRule, bool) {
+	switch e.a.Suffix() {
 	case "additional-resource-tags":
-		return g.list(e, listRule{
+		return listRule{
 			aux: [][2]string{{"k", beforeCEL("e", "=") + ".trim()"}, {"v", afterCEL("e", "=") + ".trim()"}},
 			pre: fmt.Sprintf("(K == '' ? 'a tag key is required' : K.size() > %[3]d ? 'the key is longer than %[3]d characters' : V.size() > %[4]d ? 'the value is longer than %[4]d characters' : "+
 				"(K.lowerAscii().startsWith('aliyun') || K.lowerAscii().startsWith('acs:')) ? 'the key starts with aliyun or acs:, which the cloud reserves' : "+
@@ -412,16 +434,16 @@ func (g *admissionGen) formatRule(e *entry) string {
 			dupKey: "K",
 			dup:    "'repeats the key of element ' + string(first + 1)",
 			after:  "(COUNT > 20 ? string(COUNT) + ' tags, more than 20' : '')",
-		})
+		}, true
 	case "health-check-httpcode":
-		return g.list(e, listRule{
+		return listRule{
 			before: "(COUNT == 0 ? 'no status class given' : '')",
 			pre:    "(!(e.lowerAscii() in ['http_2xx', 'http_3xx', 'http_4xx', 'http_5xx']) ? 'not a status class' : '')",
 			dupKey: "e.lowerAscii()",
 			dup:    "'repeats the class of element ' + string(first + 1)",
-		})
+		}, true
 	case "backend-label":
-		return g.list(e, listRule{
+		return listRule{
 			before: "(COUNT == 0 ? 'no k=v given' : '')",
 			aux:    [][2]string{{"k", beforeCEL("e", "=") + ".trim()"}, {"v", afterCEL("e", "=") + ".trim()"}},
 			pre: fmt.Sprintf("(!e.contains('=') ? 'a value is required: k=v' : (!K.matches('%s') || (K.contains('/') && K.substring(0, K.indexOf('/')).size() > 253)) ? %s : !V.matches('%s') ? %s : '')",
@@ -429,20 +451,20 @@ func (g *admissionGen) formatRule(e *entry) string {
 				labelValRE, lit("the value is not a label value (up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)")),
 			dupKey: "K",
 			dup:    "'repeats the key of element ' + string(first + 1)",
-		})
+		}, true
 	case "domain-extensions":
-		return g.list(e, listRule{
+		return listRule{
 			aux: [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
 			pre: fmt.Sprintf("((!e.contains(':') || V == '') ? 'a certificate id is required after the domain' : (V.contains(' ') || V.contains(':')) ? %s : "+
 				"!((K.startsWith('*.') ? K.substring(2) : K).lowerAscii().matches('%s') && bytes(K.startsWith('*.') ? K.substring(2) : K).size() <= 253) ? 'the domain is not a DNS name (a leading *. is allowed)' : '')",
 				lit("the certificate id contains a blank or ':'"), dns1123RE),
 			dupKey: "K",
 			dup:    "'repeats the domain of element ' + string(first + 1)",
-		})
+		}, true
 	case "zone-maps":
 		// F[2] holds no ':' (the element is split on it): a dotted quad.
 		ipv4 := "isIP(F[2]) && ip(F[2]).family() == 4"
-		return g.list(e, listRule{
+		return listRule{
 			aux:    [][2]string{{"f", "e.split(':').map(x, x.trim())"}},
 			pre:    "(F.size() < 2 ? 'a vSwitch is required after the zone' : F.size() > 4 ? " + lit("more than 4 ':'-separated fields") + " : F[0] == '' ? 'a zone is required' : '')",
 			dupKey: "F[0]",
@@ -450,43 +472,51 @@ func (g *admissionGen) formatRule(e *entry) string {
 			post: fmt.Sprintf("(%s != '' ? 'the vSwitch id ' + %s : (F.size() > 2 && F[2] != '' && !(%s)) ? 'the address is not an IPv4 address' : (F.size() > 3 && F[3] != '' && %s != '') ? 'the EIP allocation id ' + %s : '')",
 				idProblemCEL("F[1]", "vsw-"), idProblemCEL("F[1]", "vsw-"), ipv4, idProblemCEL("F[3]", "eip-"), idProblemCEL("F[3]", "eip-")),
 			after: "((COUNT < 2 || COUNT > 10) ? string(COUNT) + ' zones given' : '')",
-		})
+		}, true
 	case "security-group-ids":
-		return g.list(e, idList("sg-"))
+		return idListRule("sg-"), true
 	case "cert-id", "cacert-id", "additional-cert-ids":
-		return g.list(e, idList(""))
+		return idListRule(""), true
+	}
+	return listRule{}, false
+}
+
+// portListRule is the rule of a comma-list KindFormat entry whose
+// elements name Service ports.
+func portListRule(e *entry) (listRule, bool) {
+	switch e.a.Suffix() {
 	case "protocol-port":
 		allowed := []string{"tcp", "udp", "http", "https"}
 		if e.owner == "NLB" {
 			allowed = []string{"tcp", "udp", "tcpssl"}
 		}
-		return g.list(e, listRule{
+		return listRule{
 			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim().lowerAscii()"}, {"v", afterCEL("e", ":") + ".trim()"}},
 			pre:    fmt.Sprintf("(!e.contains(':') ? 'expected proto:port' : !(K in %s) ? %s : %s)", litList(allowed), lit("the protocol is not one of "+strings.Join(allowed, ", ")), portOfCEL("V")),
 			dupKey: "string(int(V))",
 			dup:    "'port ' + string(int(V)) + ' is already given by element ' + string(first + 1)",
 			post:   "((K == 'udp') != (SPEC == 'UDP') ? 'port ' + string(int(V)) + ' is ' + SPEC + ' in the Service, so its listener protocol must match (udp only for UDP ports)' : '')",
-		})
+		}, true
 	case "vgroup-port":
 		prefix := "rsp-"
 		if e.owner == "NLB" {
 			prefix = "sgp-"
 		}
-		return g.list(e, listRule{
+		return listRule{
 			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
 			pre:    fmt.Sprintf("(!e.contains(':') ? %s : %s != '' ? 'the group id ' + %s : %s)", lit("expected "+prefix+"…:port"), idProblemCEL("K", prefix), idProblemCEL("K", prefix), portOfCEL("V")),
 			dupKey: "string(int(V))",
 			dup:    "'port ' + string(int(V)) + ' is already given by element ' + string(first + 1)",
-		})
+		}, true
 	case "forward-port":
-		return g.list(e, listRule{
+		return listRule{
 			aux:    [][2]string{{"k", beforeCEL("e", ":") + ".trim()"}, {"v", afterCEL("e", ":") + ".trim()"}},
 			pre:    fmt.Sprintf("(!e.contains(':') ? 'expected httpPort:httpsPort' : %[1]s != '' ? %[1]s : %[2]s != '' ? %[2]s : int(K) == int(V) ? 'a port cannot forward to itself' : '')", portOfCEL("K"), portOfCEL("V")),
 			dupKey: "string(int(K))",
 			dup:    "'port ' + string(int(K)) + ' is already given by element ' + string(first + 1)",
-		})
+		}, true
 	case "listener-port-range":
-		return g.list(e, listRule{
+		return listRule{
 			aux: [][2]string{
 				{"r", beforeCEL("e", ":")}, {"v", afterCEL("e", ":") + ".trim()"},
 			},
@@ -494,9 +524,9 @@ func (g *admissionGen) formatRule(e *entry) string {
 				"(int(LO) < 1 || int(HI) > 65535) ? 'the range is not within 1–65535' : int(LO) > int(HI) ? 'the range starts after it ends' : %[2]s)", intRE, portOfCEL("V")),
 			dupKey: "string(int(V))",
 			dup:    "'port ' + string(int(V)) + ' is already given by element ' + string(first + 1)",
-		})
+		}, true
 	}
-	return ""
+	return listRule{}, false
 }
 
 // list generates the per-element variables of a comma-separated entry and
@@ -564,102 +594,4 @@ func (g *admissionGen) list(e *entry, r listRule) string {
 	// controller; skipped says so for the cross-field rules.
 	g.v(pfx+"_skip", fmt.Sprintf("%s.size() > %d || %s.split(',').size() > %d", e.val, AdmissionMaxCheckedChars, e.val, AdmissionMaxCheckedElements))
 	return fmt.Sprintf("variables.%s_skip ? '' : (%s)", pfx, body)
-}
-
-// crossField generates crossField's and ports' rules over the Service.
-func (g *admissionGen) crossField() {
-	cur := func(suffix string) string { return lit(Key(suffix)) }
-	keyOf := func(suffix string) string {
-		return fmt.Sprintf("(variables.k_%s != '' ? variables.k_%s : %s)", ident(suffix), ident(suffix), cur(suffix))
-	}
-	val := func(suffix string) string { return "variables.v_" + ident(suffix) }
-	present := func(suffix string) string { return fmt.Sprintf("(variables.k_%s != '')", ident(suffix)) }
-	on := func(suffix string) string {
-		return fmt.Sprintf("(%s && %s.lowerAscii() == 'on')", present(suffix), val(suffix))
-	}
-
-	// Spec ports: every one TCP or UDP (both kinds).
-	g.check("p_spec_ports", "variables.owner == '' ? '' : (variables.ports.transformList(i, p, !(p.?protocol.orValue('TCP') in ['TCP', 'UDP']), "+
-		"'spec.ports[' + string(i) + '].protocol: invalid value ' + "+quoteCEL("p.protocol")+" + ': accepted: TCP, UDP') + [''])[0]",
-		"spec.ports[*].protocol: accepted: TCP, UDP")
-
-	for _, o := range []string{"clb", "nlb"} {
-		owner := strings.ToUpper(o)
-		pp := "lprotocol_port_" + o
-		// The listener protocol of each Service port, as Parse's Ports
-		// (protocol-port applies whole, at the last port of each number).
-		applied := fmt.Sprintf("(%s && !variables.%s_skip && variables.p_protocol_port_%s == '')", present("protocol-port"), pp, o)
-		g.v("known_"+o, fmt.Sprintf("!%s || !variables.%s_skip", present("protocol-port"), pp))
-		last := "variables.ports.transformList(j, q, q.port == p.port, j)[variables.ports.transformList(j, q, q.port == p.port, j).size() - 1] == i"
-		names := fmt.Sprintf("variables.%[1]s_e[j] != '' && int(x) == p.port", pp)
-		g.v("protos_"+o, fmt.Sprintf("variables.ports.transformList(i, p, "+
-			"(%[1]s && %[2]s && variables.%[3]s_v.exists(j, x, %[4]s)) ? variables.%[3]s_k[variables.%[3]s_v.transformList(j, x, %[4]s, j)[0]] : "+
-			"(p.?protocol.orValue('TCP') == 'UDP' ? 'udp' : p.?protocol.orValue('TCP') == 'TCP' ? 'tcp' : ''))", applied, last, pp, names))
-		protos := "variables.protos_" + o
-		known := "variables.known_" + o
-		guard := func(body string) string {
-			return fmt.Sprintf("variables.owner != %s ? '' : (%s)", lit(owner), body)
-		}
-		requires := func(name, cond, key, value, accepted string) {
-			g.check("x_"+o+"_"+name, guard(fmt.Sprintf("(%s) ? %s : ''", cond, wholeCEL(key, value, accepted))), name+": see docs/annotations.md, Cross-field rules")
-		}
-		vg := "lvgroup_port_" + o
-		needsBefore, needsAfter, _ := strings.Cut(VGroupPortNeedsID("\x00"), "\x00")
-		requires("vgroup_id", fmt.Sprintf("%s && !variables.%s_skip && variables.p_vgroup_port_%s == '' && variables.%s_e.exists(x, x != '') && !%s", present("vgroup-port"), vg, o, vg, present("id")),
-			keyOf("vgroup-port"), val("vgroup-port"), lit(needsBefore)+" + "+keyOf("id")+" + "+lit(needsAfter))
-		if o == "clb" {
-			// The scheduler must suit every listener's protocol.
-			var table []string
-			for _, proto := range []string{"tcp", "udp", "http", "https"} {
-				table = append(table, fmt.Sprintf("%s: %s", lit(proto), litList(CLBSchedulers(proto))))
-			}
-			tbl := "{" + strings.Join(table, ", ") + "}"
-			g.check("x_clb_scheduler", guard(fmt.Sprintf("(!%[1]s || variables.p_scheduler_clb != '' || !%[2]s) ? '' : "+
-				"(variables.ports.transformList(i, p, %[3]s[i] in %[4]s && !(%[5]s.lowerAscii() in %[4]s[%[3]s[i]]), "+
-				"%[6]s + ': invalid value ' + %[7]s + ': accepted: port ' + string(p.port) + ' is ' + %[3]s[i] + ', whose listeners take ' + %[4]s[%[3]s[i]].join(', ')) + [''])[0]",
-				present("scheduler"), known, protos, tbl, val("scheduler"), keyOf("scheduler"), quoteCEL(val("scheduler")))),
-				"scheduler: see docs/annotations.md, Cross-field rules")
-			requires("https_cert", fmt.Sprintf("%s && 'https' in %s && !%s", known, protos, present("cert-id")), keyOf("protocol-port"), val("protocol-port"), "'an https port requires ' + "+keyOf("cert-id"))
-			// forward-port: an http port to an https port.
-			fw := "lforward_port_clb"
-			fwApplied := fmt.Sprintf("(%s && !variables.%s_skip && variables.p_forward_port_clb == '')", present("forward-port"), fw)
-			g.v("fwd_clb", fmt.Sprintf("variables.ports.transformList(i, p, (%[1]s && %[2]s) ? "+
-				"(variables.%[3]s_k.transformList(j, x, variables.%[3]s_e[j] != '' && int(x) == p.port, j) + [-1])[0] : -1)", fwApplied, last, fw))
-			toProto := fmt.Sprintf("%s[variables.ports.transformList(j, q, q.port == int(variables.%s_v[variables.fwd_clb[i]]), j)[0]]", protos, fw)
-			g.check("x_clb_forward", guard(fmt.Sprintf("!%[1]s ? '' : (variables.ports.transformList(i, p, variables.fwd_clb[i] >= 0 && !(%[2]s[i] == 'http' && %[3]s == 'https'), %[4]s) + [''])[0]",
-				known, protos, toProto,
-				elemCEL(keyOf("forward-port"), "variables.fwd_clb[i]", "variables."+fw+"_e[variables.fwd_clb[i]]",
-					fmt.Sprintf("'port ' + string(p.port) + ' is ' + %s[i] + ' and port ' + string(int(variables.%s_v[variables.fwd_clb[i]])) + ' is ' + %s", protos, fw, toProto),
-					"'httpPort:httpsPort where ' + "+keyOf("protocol-port")+" + ' maps the first port to http and the second to https'"))),
-				"forward-port: see docs/annotations.md, Cross-field rules")
-			requires("acl", fmt.Sprintf("%s && !%s", on("acl-status"), present("acl-id")), keyOf("acl-status"), val("acl-status"), "'on requires ' + "+keyOf("acl-id"))
-			g.check("x_clb_sticky", guard(fmt.Sprintf("!%[1]s ? '' : !%[2]s ? %[3]s : %[4]s != '' ? '' : (%[5]s.lowerAscii() == 'insert' && !%[6]s) ? %[7]s : (%[5]s.lowerAscii() == 'server' && !%[8]s) ? %[9]s : ''",
-				on("sticky-session"), present("sticky-session-type"),
-				wholeCEL(keyOf("sticky-session"), val("sticky-session"), "'on requires ' + "+keyOf("sticky-session-type")),
-				"variables.p_sticky_session_type_clb", val("sticky-session-type"), present("cookie-timeout"),
-				wholeCEL(keyOf("sticky-session-type"), val("sticky-session-type"), "'insert requires ' + "+keyOf("cookie-timeout")),
-				present("cookie"),
-				wholeCEL(keyOf("sticky-session-type"), val("sticky-session-type"), "'server requires ' + "+keyOf("cookie")))),
-				"sticky-session: see docs/annotations.md, Cross-field rules")
-			requires("drain", fmt.Sprintf("%s && !%s", on("connection-drain"), present("connection-drain-timeout")), keyOf("connection-drain"), val("connection-drain"), "'on requires ' + "+keyOf("connection-drain-timeout"))
-			requires("domains", fmt.Sprintf("%s && %s && !variables.ldomain_extensions_clb_skip && variables.p_domain_extensions_clb == '' && variables.ldomain_extensions_clb_e.exists(x, x != '') && !('https' in %s)", known, present("domain-extensions"), protos),
-				keyOf("domain-extensions"), val("domain-extensions"), "'requires an https port in ' + "+keyOf("protocol-port"))
-			continue
-		}
-		idList := func(suffix string) string {
-			l := "l" + ident(suffix) + "_nlb"
-			return fmt.Sprintf("(!%s || (!variables.%s_skip && variables.p_%s_nlb == '' && !variables.%s_e.exists(x, x != '')))", present(suffix), l, ident(suffix), l)
-		}
-		udpMin, udpMax := cloudFact("nlb:IdleTimeout/UDP").Min, cloudFact("nlb:IdleTimeout/UDP").Max
-		requires("udp_idle", fmt.Sprintf("%s && variables.p_idle_timeout_nlb == '' && %s && 'udp' in %s && (int(%s) < %d || int(%s) > %d)", present("idle-timeout"), known, protos, val("idle-timeout"), udpMin, val("idle-timeout"), udpMax),
-			keyOf("idle-timeout"), val("idle-timeout"), lit(fmt.Sprintf("a udp port's listener takes %d to %d", udpMin, udpMax)))
-		requires("tcpssl_cert", fmt.Sprintf("%s && 'tcpssl' in %s && %s", known, protos, idList("cert-id")), keyOf("protocol-port"), val("protocol-port"), "'a tcpssl port requires ' + "+keyOf("cert-id"))
-		zm, _ := Find("zone-maps", OwnerNLB)
-		requires("zone_maps", fmt.Sprintf("!%s && !(%s && variables.p_id_nlb == '')", present("zone-maps"), present("id")), keyOf("zone-maps"), val("zone-maps"), fmt.Sprintf("'required unless ' + %s + %s", keyOf("id"), lit(" is set: "+zm.Format)))
-		requires("cacert", fmt.Sprintf("%s && %s", on("cacert"), idList("cacert-id")), keyOf("cacert"), val("cacert"), "'on requires ' + "+keyOf("cacert-id"))
-		requires("alpn", fmt.Sprintf("%s && !%s", on("alpn"), present("alpn-policy")), keyOf("alpn"), val("alpn"), "'on requires ' + "+keyOf("alpn-policy"))
-		requires("port_range", fmt.Sprintf("%s && !variables.llistener_port_range_nlb_skip && variables.p_listener_port_range_nlb == '' && variables.llistener_port_range_nlb_e.exists(x, x != '') && %s && %s.lowerAscii() == 'ecs'",
-			present("listener-port-range"), present("backend-type"), val("backend-type")),
-			keyOf("listener-port-range"), val("listener-port-range"), lit("requires "+BackendTypeKey+": eni"))
-	}
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/version"
 )
@@ -62,88 +61,16 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	// joining at once, during which they get no routes (docs/performance.md).
 	opts.NodeController.ConcurrentNodeSyncs = 8
 
-	popts := defaultProviderOptions()
+	cc := &command{stop: stop, lease: &leaseRelease{}, provider: defaultProviderOptions(), built: built{service: defaultServiceOptions()}}
 	fss := cliflag.NamedFlagSets{}
 	fs := fss.FlagSet("alicloud")
-	useVPCEndpoints := false
-	addFlags(fs, &popts, &useVPCEndpoints)
-	metricsAddr := ""
-	addMetricsFlag(fs, &metricsAddr)
-	compat := addCompatFlags(fss.FlagSet("existing CCM compatibility"), &metricsAddr)
+	addFlags(fs, &cc.provider, &cc.built.service, &cc.useVPCEndpoints)
+	addMetricsFlag(fs, &cc.metricsAddr)
+	cc.compat = addCompatFlags(fss.FlagSet("existing CCM compatibility"), &cc.metricsAddr)
 
-	var cmd *cobra.Command
-	lease := &leaseRelease{}
-	initCloud := func(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
-		klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
-		if err := lease.configure(c); err != nil {
-			klog.ErrorS(err, "Unable to set up the Lease release on SIGTERM")
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		applyMemoryLimit()
-		releaseStartupPages(stop)
-		name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
-		if name != provider.Name && name != provider.LegacyName {
-			klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		// The existing CCM's flags this one cannot honour stop it here,
-		// naming the flag; those it ignores are logged once.
-		if err := compat.check(cmd.Flags()); err != nil {
-			klog.ErrorS(err, "Unsupported flag of the existing CCM")
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		network, err := compat.resolveNetwork(cmd.Flags(), useVPCEndpoints)
-		if err != nil {
-			klog.ErrorS(err, "Invalid endpoint network")
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		// A bad address stops the process at start, naming the flag, before
-		// anything else is loaded.
-		l, err := listenMetrics(metricsAddr)
-		if err != nil {
-			klog.ErrorS(err, "Invalid metrics listener")
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		// Run serves the secure port after this returns: wrapping its
-		// listener here adds the plain-HTTP probes to the same port.
-		// Without a secure port (--secure-port=0) there are no checks to
-		// serve: only an explicit --health-probe-bind-addr is then an error.
-		if c.SecureServing != nil || cmd.Flags().Changed(HealthProbeBindAddrFlag) {
-			var secure net.Listener
-			if c.SecureServing != nil {
-				secure = c.SecureServing.Listener
-			}
-			wrapped, err := serveHealthProbes(secure, compat.healthAddr, cmd.Flags().Changed(HealthProbeBindAddrFlag), stop)
-			if err != nil {
-				klog.ErrorS(err, "Invalid health probe listener")
-				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-			}
-			if c.SecureServing != nil {
-				c.SecureServing.Listener = wrapped
-			}
-		}
-		shared := c.ComponentConfig.KubeCloudShared
-		popts.RoutesEnabled = shared.ConfigureCloudRoutes && shared.ClusterCIDR != ""
-		popts.ServiceWorkersFlagSet = cmd.Flags().Changed(concurrentServiceSyncsFlag)
-		popts.Network = network
-		popts.Kube = c.Client
-		popts.DisableCLB, popts.DisableNLB = compat.controllers.disabledKinds()
-		cloud, err := provider.New(shared.CloudProvider.CloudConfigFile, popts)
-		if err != nil {
-			// A bad configuration stops the process at start, naming the field.
-			klog.ErrorS(err, "Invalid cloud configuration")
-			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
-		}
-		if err := cloud.Nodes.WatchInitialization(c.SharedInformers.Core().V1().Nodes().Informer()); err != nil {
-			klog.ErrorS(err, "Unable to watch Node initialization for its latency metric")
-		}
-		if l != nil {
-			serveMetrics(l, stop)
-		}
-		return cloud
-	}
-	cmd = ccmapp.NewCloudControllerManagerCommand(opts, initCloud, controllers(lease), names.CCMControllerAliases(), fss, stop)
-	if compat.controllers, err = wrapControllers(cmd.Flags()); err != nil {
+	cmd := ccmapp.NewCloudControllerManagerCommand(opts, cc.initCloud, controllers(cc.lease, &cc.built), names.CCMControllerAliases(), fss, stop)
+	cc.cmd = cmd
+	if cc.compat.controllers, err = wrapControllers(cmd.Flags()); err != nil {
 		return nil, err
 	}
 	cmd.AddCommand(newPlanCommand(exitProcess))
@@ -152,6 +79,101 @@ func NewCommand(stop <-chan struct{}) (*cobra.Command, error) {
 	cmd.Long = Long
 	wrapVersion(cmd)
 	return cmd, nil
+}
+
+// command is what the CCM's flags fill and its cloud initializer builds.
+type command struct {
+	cmd             *cobra.Command
+	stop            <-chan struct{}
+	lease           *leaseRelease
+	compat          *compat
+	provider        provider.Options
+	useVPCEndpoints bool
+	metricsAddr     string
+	// built is what initCloud makes for our controllers.
+	built built
+}
+
+// fatal stops the process at start, naming what is wrong.
+func fatal(err error, msg string) {
+	klog.ErrorS(err, msg)
+	klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+}
+
+// initCloud is the app framework's cloud initializer: it checks the
+// flags, opens the listeners and builds the provider; any error stops the
+// process at start, naming the flag or field.
+func (cc *command) initCloud(c *ccmconfig.CompletedConfig) cloudprovider.Interface {
+	klog.InfoS("Starting alicloud-ccm", "version", version.Get().String())
+	if err := cc.lease.configure(c); err != nil {
+		fatal(err, "Unable to set up the Lease release on SIGTERM")
+	}
+	applyMemoryLimit()
+	releaseStartupPages(cc.stop)
+	name := c.ComponentConfig.KubeCloudShared.CloudProvider.Name
+	if name != provider.Name && name != provider.LegacyName {
+		klog.ErrorS(nil, "Unsupported --cloud-provider", "got", name, "want", provider.Name)
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	flags := cc.cmd.Flags()
+	// The existing CCM's flags this one cannot honour stop it here,
+	// naming the flag; those it ignores are logged once.
+	if err := cc.compat.check(flags); err != nil {
+		fatal(err, "Unsupported flag of the existing CCM")
+	}
+	network, err := cc.compat.resolveNetwork(flags, cc.useVPCEndpoints)
+	if err != nil {
+		fatal(err, "Invalid endpoint network")
+	}
+	// A bad address stops the process at start, naming the flag, before
+	// anything else is loaded.
+	l, err := listenMetrics(cc.metricsAddr)
+	if err != nil {
+		fatal(err, "Invalid metrics listener")
+	}
+	cc.serveProbes(c)
+	shared := c.ComponentConfig.KubeCloudShared
+	cc.provider.Nodes.RoutesEnabled = shared.ConfigureCloudRoutes && shared.ClusterCIDR != ""
+	cc.provider.Network = network
+	cc.provider.Kube = c.Client
+	cc.built.service.WorkersFlagSet = flags.Changed(concurrentServiceSyncsFlag)
+	cc.built.service.DisableCLB, cc.built.service.DisableNLB = cc.compat.controllers.disabledKinds()
+	cloud, err := provider.New(shared.CloudProvider.CloudConfigFile, cc.provider)
+	if err != nil {
+		// A bad configuration stops the process at start, naming the field.
+		fatal(err, "Invalid cloud configuration")
+	}
+	cc.built.cloud = cloud
+	if err := cloud.Nodes.WatchInitialization(c.SharedInformers.Core().V1().Nodes().Informer()); err != nil {
+		klog.ErrorS(err, "Unable to watch Node initialization for its latency metric")
+	}
+	if l != nil {
+		serveMetrics(l, cc.stop)
+	}
+	return cloud
+}
+
+// serveProbes adds the plain-HTTP health probes to the secure port: Run
+// serves it after initCloud returns, so wrapping its listener here adds
+// them to the same port. Without a secure port (--secure-port=0) there
+// are no checks to serve: only an explicit --health-probe-bind-addr is
+// then an error.
+func (cc *command) serveProbes(c *ccmconfig.CompletedConfig) {
+	explicit := cc.cmd.Flags().Changed(HealthProbeBindAddrFlag)
+	if c.SecureServing == nil && !explicit {
+		return
+	}
+	var secure net.Listener
+	if c.SecureServing != nil {
+		secure = c.SecureServing.Listener
+	}
+	wrapped, err := serveHealthProbes(secure, cc.compat.healthAddr, explicit, cc.stop)
+	if err != nil {
+		fatal(err, "Invalid health probe listener")
+	}
+	if c.SecureServing != nil {
+		c.SecureServing.Listener = wrapped
+	}
 }
 
 // Long is the opening of --help: what this CCM is, its cloud-config and the
@@ -230,19 +252,19 @@ func wrapVersion(cmd *cobra.Command) {
 	}
 }
 
-func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
+func addFlags(fs *pflag.FlagSet, o *provider.Options, so *serviceOptions, useVPCEndpoints *bool) {
 	fs.BoolVar(&o.IMDSv2, "enable-imdsv2", o.IMDSv2, "Use IMDSv2 session tokens with the instance metadata service.")
 	fs.Float64Var(&o.CloudQPS, "cloud-api-qps", o.CloudQPS, "Starting Alibaba Cloud API call rate per second of each action. When the cloud answers Throttling.Api the action is paced at the quota the answer advertises (for 10 minutes, then probed again) or halved; while it is not throttled and calls queue, it speeds up, above this rate too, up to --cloud-api-product-qps.")
 	fs.Float64Var(&o.CloudProductQPS, "cloud-api-product-qps", o.CloudProductQPS, "Starting and highest Alibaba Cloud API call rate per second of each product, all actions together, and the highest rate of any action. It is lowered only when the cloud throttles the account's product scope (Throttling.User); each action's own quota is found per action.")
 	fs.IntVar(&o.CloudBurst, "cloud-api-burst", o.CloudBurst, "Burst of Alibaba Cloud API calls per product and per action at their starting rate (smaller while throttled, at most half an advertised quota).")
-	fs.DurationVar(&o.InstanceCacheTTL, "instance-cache-ttl", o.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
-	fs.DurationVar(&o.NodeBatchWindow, "node-batch-window", o.NodeBatchWindow,
+	fs.DurationVar(&o.Nodes.InstanceCacheTTL, "instance-cache-ttl", o.Nodes.InstanceCacheTTL, "How long one listing of the VPC's ECS instances answers node lookups.")
+	fs.DurationVar(&so.NodeBatchWindow, "node-batch-window", so.NodeBatchWindow,
 		"How quiet Node changes must be before the load balancer backends they move are updated, so that Nodes joining or leaving about a second apart reach each backend group in one write. 0: update at once.")
-	fs.DurationVar(&o.NodeBatchMaxWait, "node-batch-max-wait", o.NodeBatchMaxWait,
+	fs.DurationVar(&so.NodeBatchMaxWait, "node-batch-max-wait", so.NodeBatchMaxWait,
 		"Longest a Node change waits for --node-batch-window while other Node changes keep coming. 0: no bound.")
 	fs.BoolVar(useVPCEndpoints, useVPCEndpointsFlag, *useVPCEndpoints,
 		"true: --network=vpc (the default); false: --network=public. Older than --network, which wins when both are given and must then agree.")
-	fs.BoolVar(&o.SkipDisableSourceDestCheck, "skip-disable-source-dest-check", o.SkipDisableSourceDestCheck,
+	fs.BoolVar(&o.Nodes.SkipDisableSourceDestCheck, "skip-disable-source-dest-check", o.Nodes.SkipDisableSourceDestCheck,
 		"Leave the source/destination check of a Node's primary ENI as it is at initialization (by default it is turned off, as pod traffic routed to the instance needs).")
 	fs.BoolVar(&o.LegacyDefaultClusterID, config.LegacyDefaultClusterIDFlag, o.LegacyDefaultClusterID,
 		"Use the existing CCM's literal default cluster id \""+config.DefaultClusterID+"\" when the cloud-config sets no clusterID, for clusters whose existing CCM never set it (its load balancers, listeners, groups and routes carry that id). Without it a missing clusterID stops the CCM at start.")
@@ -251,31 +273,9 @@ func addFlags(fs *pflag.FlagSet, o *provider.Options, useVPCEndpoints *bool) {
 // defaultProviderOptions are the provider settings before flags, shared
 // by the CCM and its plan command.
 func defaultProviderOptions() provider.Options {
-	return provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40, InstanceCacheTTL: 15 * time.Second,
-		NodeBatchWindow: service.DefaultNodeBatchWindow, NodeBatchMaxWait: service.DefaultNodeBatchMaxWait}
+	return provider.Options{IMDSv2: true, CloudQPS: 20, CloudProductQPS: cloud.DefaultProductQPS, CloudBurst: 40,
+		Nodes: provider.NodeOptions{InstanceCacheTTL: 15 * time.Second}}
 }
-
-// controllers are the upstream node controllers plus ours; the generic
-// service and route controllers are replaced, not used. Ours stop on
-// SIGTERM before the Lease is released (lease).
-func controllers(lease *leaseRelease) map[string]ccmapp.ControllerInitFuncConstructor {
-	out := map[string]ccmapp.ControllerInitFuncConstructor{}
-	for name, c := range ccmapp.DefaultInitFuncConstructors {
-		switch name {
-		case names.CloudNodeController:
-			out[name] = withLabelSync(c)
-		case names.CloudNodeLifecycleController:
-			out[name] = c
-		}
-	}
-	for name, c := range ownControllers {
-		out[name] = leading(lease, c)
-	}
-	return out
-}
-
-// ownControllers are registered by this package's other files.
-var ownControllers = map[string]ccmapp.ControllerInitFuncConstructor{}
 
 // Main runs the command and exits.
 func Main() {

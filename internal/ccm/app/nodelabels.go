@@ -8,9 +8,6 @@ import (
 	ccmconfig "k8s.io/cloud-provider/app/config"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
-	"k8s.io/klog/v2"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 )
 
 // withLabelSync runs the upstream cloud-node controller and, with it and
@@ -19,7 +16,7 @@ import (
 // resyncs addresses with; default 5m, the existing CCM's label resync).
 // Upstream sets labels only at initialization; being part of the same
 // controller, --controllers=-cloud-node-controller turns both off.
-func withLabelSync(c ccmapp.ControllerInitFuncConstructor) ccmapp.ControllerInitFuncConstructor {
+func withLabelSync(c ccmapp.ControllerInitFuncConstructor, b *built) ccmapp.ControllerInitFuncConstructor {
 	upstream := c.Constructor
 	c.Constructor = func(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.CompletedConfig, cp cloudprovider.Interface) ccmapp.InitFunc {
 		start := upstream(initCtx, cfg, cp)
@@ -28,15 +25,10 @@ func withLabelSync(c ccmapp.ControllerInitFuncConstructor) ccmapp.ControllerInit
 			if err != nil || !enabled {
 				return ctrl, enabled, err
 			}
-			cloud, ok := cp.(*provider.Cloud)
-			if !ok {
-				klog.InfoS("Not resyncing Node labels: not the alicloud provider", "provider", cp.ProviderName())
-				return ctrl, enabled, nil
-			}
 			informer := cfg.SharedInformers.Core().V1().Nodes()
 			client := cfg.ClientBuilder.ClientOrDie(initCtx.ClientName)
 			period := cfg.ComponentConfig.NodeStatusUpdateFrequency.Duration
-			go cloud.Nodes.RunLabelSync(ctx, client, informer.Lister(), informer.Informer().HasSynced, period)
+			go b.cloud.Nodes.RunLabelSync(ctx, client, informer.Lister(), informer.Informer().HasSynced, period)
 			return ctrl, enabled, nil
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -119,7 +120,6 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 	popts.Network = o.network
 	popts.Kube = client
 	popts.LegacyDefaultClusterID = o.legacyDefaultClusterID
-	popts.DisableNLB = o.disableNLB
 	popts.Transport = cloudRec
 	cp, err := provider.New(o.cloudConfig, popts)
 	if err != nil {
@@ -129,7 +129,9 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 	// factory without one warns); this process ends long before either.
 	factory := informers.NewSharedInformerFactory(client, time.Hour)
 	events := &plan.Events{}
-	sc, err := newServiceController(cp, client, factory, events, 0)
+	sopts := defaultServiceOptions()
+	sopts.DisableNLB = o.disableNLB
+	sc, err := newServiceController(cp, sopts, client, factory, events, 0)
 	if err != nil {
 		return 0, fmt.Errorf("service controller: %w", err)
 	}
@@ -148,19 +150,7 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 		}
 		popt.Routes = rc
 	}
-	nodes := factory.Core().V1().Nodes().Lister()
-	popt.NodeOfInstance = func(id string) string {
-		all, err := nodes.List(labels.Everything())
-		if err != nil {
-			return ""
-		}
-		for _, n := range all {
-			if _, inst, err := providerid.Parse(n.Spec.ProviderID); err == nil && inst == id {
-				return n.Name
-			}
-		}
-		return ""
-	}
+	popt.NodeOfInstance = nodeOfInstance(factory.Core().V1().Nodes().Lister())
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	defer cancel() // runs before Shutdown, which waits for the informers
@@ -175,6 +165,23 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) (int, error) {
 		return code, nil
 	}
 	return 0, errors.New("some items could not be planned; see their errors above")
+}
+
+// nodeOfInstance names the Node of an ECS instance from the lister, ""
+// when there is none.
+func nodeOfInstance(nodes corelisters.NodeLister) func(id string) string {
+	return func(id string) string {
+		all, err := nodes.List(labels.Everything())
+		if err != nil {
+			return ""
+		}
+		for _, n := range all {
+			if _, inst, err := providerid.Parse(n.Spec.ProviderID); err == nil && inst == id {
+				return n.Name
+			}
+		}
+		return ""
+	}
 }
 
 // exitProcess ends the process with code after flushing the logs; the

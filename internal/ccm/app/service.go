@@ -1,74 +1,55 @@
 package app
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
-	ccmapp "k8s.io/cloud-provider/app"
-	ccmconfig "k8s.io/cloud-provider/app/config"
-	"k8s.io/cloud-provider/names"
-	genericcontrollermanager "k8s.io/controller-manager/app"
-	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/nlb"
 )
 
-func init() {
-	// Our service controller replaces the generic one under the same name
-	// (alias "service"), so --controllers keeps working as users expect.
-	ownControllers[names.ServiceLBController] = ccmapp.ControllerInitFuncConstructor{
-		InitContext: ccmapp.ControllerInitContext{ClientName: "service-controller"},
-		Constructor: startService,
-	}
+// serviceOptions are the service controller's flags.
+type serviceOptions struct {
+	// NodeBatchWindow and NodeBatchMaxWait are its coalescing of Node
+	// changes (--node-batch-window, --node-batch-max-wait; 0s: off).
+	NodeBatchWindow, NodeBatchMaxWait time.Duration
+	// DisableCLB and DisableNLB leave Services of that kind to others: the
+	// existing CCM's --controllers without "service" or "nlb".
+	DisableCLB, DisableNLB bool
+	// WorkersFlagSet says --concurrent-service-syncs was given, so it wins
+	// over cloud-config serviceMaxConcurrentReconciles.
+	WorkersFlagSet bool
 }
 
-// serviceController satisfies controller.Interface for the app framework.
-type serviceController struct{}
+// defaultServiceOptions are the service controller's settings before
+// flags, shared by the CCM and its plan command.
+func defaultServiceOptions() serviceOptions {
+	return serviceOptions{NodeBatchWindow: service.DefaultNodeBatchWindow, NodeBatchMaxWait: service.DefaultNodeBatchMaxWait}
+}
 
-// Name returns the controller name.
-func (serviceController) Name() string { return names.ServiceLBController }
-
-func startService(initCtx ccmapp.ControllerInitContext, cfg *ccmconfig.CompletedConfig, cp cloudprovider.Interface) ccmapp.InitFunc {
-	return func(ctx context.Context, cctx genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-		cloud, ok := cp.(*provider.Cloud)
-		if !ok {
-			return nil, false, fmt.Errorf("service controller needs the %s provider, got %T", provider.Name, cp)
-		}
-		client := cfg.ClientBuilder.ClientOrDie(initCtx.ClientName)
-		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-		broadcaster.StartStructuredLogging(3)
-		// Events go through a client (and so a --kube-api-qps budget) of
-		// their own: on the Services' client they took a share of its
-		// rate in a burst and delayed their addresses (docs/performance.md).
-		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.ClientBuilder.ClientOrDie(initCtx.ClientName).CoreV1().Events("")})
-		recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"})
-		sc, err := newServiceController(cloud, client, cfg.SharedInformers, recorder, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs))
-		if err != nil || sc == nil {
-			return nil, false, err
-		}
-		go sc.Run(ctx)
-		return serviceController{}, true, nil
+// serviceWorkers is how many Services are reconciled at once: an explicit
+// --concurrent-service-syncs (flag), else cloud-config
+// serviceMaxConcurrentReconciles, else the flag's default.
+func serviceWorkers(cfg *config.Config, o serviceOptions, flag int) int {
+	if !o.WorkersFlagSet && cfg.ServiceMaxConcurrentReconciles > 0 {
+		return cfg.ServiceMaxConcurrentReconciles
 	}
+	return flag
 }
 
 // newServiceController builds the service controller the CCM runs, and
 // the one the plan command drives: nil when every load balancer kind is
 // left to others.
-func newServiceController(cloud *provider.Cloud, client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder, workersFlag int) (*service.Controller, error) {
+func newServiceController(cloud *provider.Cloud, o serviceOptions, client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder, workersFlag int) (*service.Controller, error) {
 	c := cloud.Config
 	clbProvider, err := clb.New(clb.Options{
 		Cloud: cloud.Client, VpcID: c.VpcID, VSwitchIDs: c.VSwitchIDs, DisablePublic: c.DisablePublicSLB,
@@ -81,16 +62,16 @@ func newServiceController(cloud *provider.Cloud, client kubernetes.Interface, fa
 		return nil, err
 	}
 	var providers []service.Provider
-	if !cloud.Options.DisableCLB {
+	if !o.DisableCLB {
 		providers = append(providers, clbProvider)
 	}
-	if !cloud.Options.DisableNLB {
+	if !o.DisableNLB {
 		providers = append(providers, nlbProvider)
 	}
 	if len(providers) == 0 {
 		return nil, nil
 	}
-	klog.InfoS("Service controller load balancer kinds", "clb", !cloud.Options.DisableCLB, "nlb", !cloud.Options.DisableNLB)
+	klog.InfoS("Service controller load balancer kinds", "clb", !o.DisableCLB, "nlb", !o.DisableNLB)
 	return service.New(service.Options{
 		KubeClient: client,
 		Informers:  factory,
@@ -102,12 +83,12 @@ func newServiceController(cloud *provider.Cloud, client kubernetes.Interface, fa
 			BackendType:                annotations.DefaultBackendType(os.LookupEnv, c.ServiceBackendType),
 			LoadBalancerTypeAnnotation: c.FeatureGates["LoadBalancerTypeAnnotation"],
 		},
-		Workers:     cloud.ServiceWorkers(workersFlag),
+		Workers:     serviceWorkers(c, o, workersFlag),
 		ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
 		ReusePolicy: c.LoadBalancerReuse,
 		// A 0s flag means off; the controller's zero means its default.
-		NodeBatchWindow:  nonZero(cloud.Options.NodeBatchWindow),
-		NodeBatchMaxWait: nonZero(cloud.Options.NodeBatchMaxWait),
+		NodeBatchWindow:  nonZero(o.NodeBatchWindow),
+		NodeBatchMaxWait: nonZero(o.NodeBatchMaxWait),
 	})
 }
 

@@ -198,17 +198,6 @@ func (d *discovery) boundTo(lbID, ns, name string) bool {
 	return false
 }
 
-// chunks splits ids into listings of at most n.
-func chunks(ids []string, n int) [][]string {
-	var out [][]string
-	for len(ids) > 0 {
-		k := min(n, len(ids))
-		out = append(out, ids[:k])
-		ids = ids[k:]
-	}
-	return out
-}
-
 // lbFacts is what the listings of one load balancer kind show.
 type lbFacts struct {
 	// kind is CLB or NLB.
@@ -244,7 +233,7 @@ func (d *discovery) clb(ctx context.Context, ids []string) {
 	}
 	f := &lbFacts{kind: "CLB", parse: naming.ParseCLB, tags: map[string]string{}}
 	defer d.weigh(f)
-	for _, part := range chunks(ids, lbsPerCall) {
+	for _, part := range cloud.Chunks(ids, lbsPerCall) {
 		d.res.Calls++
 		resp, err := cloud.Do(ctx, d.in.Cloud, cloud.SLB, "DescribeLoadBalancers", func(c *cloud.Clients) (*slb.DescribeLoadBalancersResponse, error) {
 			req := slb.CreateDescribeLoadBalancersRequest()

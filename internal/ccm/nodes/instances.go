@@ -27,25 +27,9 @@ const (
 	LabelNodePoolID   = "node.alibabacloud.com/nodepool-id"
 	// TagNodePoolID is the ECS tag carrying the node pool id.
 	TagNodePoolID = "ack.alibabacloud.com/nodepool-id"
-	// LabelExcludeNode keeps a Node out of every controller.
-	LabelExcludeNode = "service.alibabacloud.com/exclude-node"
-	// LabelExcludeNodeDeprecated is the older spelling of LabelExcludeNode.
-	LabelExcludeNodeDeprecated = "service.beta.kubernetes.io/exclude-node"
 	// annotationProvidedNodeIP is set by kubelet --node-ip.
 	annotationProvidedNodeIP = "alpha.kubernetes.io/provided-node-ip"
 )
-
-// Excluded reports whether a Node opted out of the CCM by label or is a
-// hybrid node that is not an ECS instance.
-func Excluded(n *v1.Node) bool {
-	if _, ok := n.Labels[LabelExcludeNode]; ok {
-		return true
-	}
-	if _, ok := n.Labels[LabelExcludeNodeDeprecated]; ok {
-		return true
-	}
-	return len(n.Spec.ProviderID) >= len("ack-hybrid://") && n.Spec.ProviderID[:len("ack-hybrid://")] == "ack-hybrid://"
-}
 
 // Event reasons on Nodes (the existing CCM's names where it has one).
 const (

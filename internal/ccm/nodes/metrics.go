@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/component-base/metrics"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 )
@@ -17,39 +16,15 @@ import (
 const VerbRemoveTaint = "remove_taint"
 
 var (
-	legacyLatency = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Name:           "ccm_node_latencies_duration_milliseconds",
-		Help:           "Node latency in milliseconds by verb (remove_taint: from the first instance lookup of an uninitialized Node until its uninitialized taint is gone). The existing CCM's name.",
-		Buckets:        ccmmetrics.LegacyBuckets,
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"verb"})
-	initDuration = metrics.NewHistogram(&metrics.HistogramOpts{
-		Namespace:      "alicloud",
-		Subsystem:      "node",
-		Name:           "initialization_duration_seconds",
-		Help:           "Time from the first instance lookup of an uninitialized Node until its uninitialized taint is gone.",
-		Buckets:        ccmmetrics.SecondsBuckets,
-		StabilityLevel: metrics.ALPHA,
-	})
-	lookups = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace:      "alicloud",
-		Subsystem:      "node",
-		Name:           "lookups_total",
-		Help:           "Instance lookups for Nodes by operation (metadata, exists, shutdown) and result (found, not_found, error).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"op", "result"})
-	uninitializedNotFound = metrics.NewCounter(&metrics.CounterOpts{
-		Namespace:      "alicloud",
-		Subsystem:      "node",
-		Name:           "uninitialized_not_found_total",
-		Help:           "Instance-not-found answers to the cloud-node controller for uninitialized Nodes; each makes it retry the Node with a growing backoff.",
-		StabilityLevel: metrics.ALPHA,
-	})
+	legacyLatency = ccmmetrics.NewHistogramVec(ccmmetrics.Opts{Legacy: true, Name: "ccm_node_latencies_duration_milliseconds",
+		Help: "Node latency in milliseconds by verb (remove_taint: from the first instance lookup of an uninitialized Node until its uninitialized taint is gone). The existing CCM's name."}, ccmmetrics.LegacyBuckets, "verb")
+	initDuration = ccmmetrics.NewHistogram(ccmmetrics.Opts{Subsystem: "node", Name: "initialization_duration_seconds",
+		Help: "Time from the first instance lookup of an uninitialized Node until its uninitialized taint is gone."}, ccmmetrics.SecondsBuckets)
+	lookups = ccmmetrics.NewCounterVec(ccmmetrics.Opts{Subsystem: "node", Name: "lookups_total",
+		Help: "Instance lookups for Nodes by operation (metadata, exists, shutdown) and result (found, not_found, error)."}, "op", "result")
+	uninitializedNotFound = ccmmetrics.NewCounter(ccmmetrics.Opts{Subsystem: "node", Name: "uninitialized_not_found_total",
+		Help: "Instance-not-found answers to the cloud-node controller for uninitialized Nodes; each makes it retry the Node with a growing backoff."})
 )
-
-func init() {
-	ccmmetrics.MustRegister(legacyLatency, initDuration, lookups, uninitializedNotFound)
-}
 
 func countLookup(op string, found bool, err error) {
 	result := "found"

@@ -30,7 +30,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/config"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 )
 
 // Defaults of Options.
@@ -56,8 +56,8 @@ type Options struct {
 	NodeInformer coreinformers.NodeInformer
 	// Recorder records events on Nodes.
 	Recorder record.EventRecorder
-	// Cloud is the cloud client every call goes through.
-	Cloud *cloud.Client
+	// Cloud makes the route controller's cloud calls (cloud.VPCRoutes).
+	Cloud Cloud
 	// VpcID is the cluster's VPC; needed when RouteTableIDs is empty.
 	VpcID string
 	// RouteTableIDs are the tables to program (cloud-config routeTableIDs);
@@ -83,7 +83,7 @@ type Options struct {
 // Controller reconciles the VPC route tables with the Nodes' podCIDRs.
 type Controller struct {
 	opts         Options
-	cloud        *cloud.Client
+	cloud        Cloud
 	kube         kubernetes.Interface
 	nodes        corelisters.NodeLister
 	nodesSynced  cache.InformerSynced
@@ -273,7 +273,7 @@ func (c *Controller) nodeDeleted(obj any) {
 		c.written.Delete(n.Name)
 		c.goneMu.Lock()
 		delete(c.known, n.Name)
-		if excluded(n) {
+		if nodes.Excluded(n) {
 			c.goneExcluded[n.Name] = n.Spec.ProviderID
 		} else if d, ok := newDeparted(n); ok {
 			c.departed[d.key()] = d
@@ -350,7 +350,7 @@ func (c *Controller) nodeEvent() { c.queue.AddAfter(c.key, c.opts.EventAggregati
 // routeRelevantChange reports whether an update changes the Node's routes.
 func routeRelevantChange(o, n *corev1.Node) bool {
 	// A Node entering deletion needs no pass: its routes stay until it is gone.
-	if o.Spec.ProviderID != n.Spec.ProviderID || excluded(o) != excluded(n) || uninitialized(o) != uninitialized(n) ||
+	if o.Spec.ProviderID != n.Spec.ProviderID || nodes.Excluded(o) != nodes.Excluded(n) || uninitialized(o) != uninitialized(n) ||
 		readyUnknown(o) != readyUnknown(n) {
 		return true
 	}

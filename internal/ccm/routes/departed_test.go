@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -26,7 +27,7 @@ func TestDepartedNodes(t *testing.T) {
 	}
 	a := node("a", "cn-hangzhou.i-a", []string{"10.244.1.0/24", "fd00::/64"}, nil)
 	b := node("b", "cn-hangzhou.i-b", []string{"10.244.2.0/24"}, nil)
-	ex := node("ex", "cn-hangzhou.i-ex", []string{"10.244.3.0/24"}, map[string]string{LabelExcludeNode: ""})
+	ex := node("ex", "cn-hangzhou.i-ex", []string{"10.244.3.0/24"}, map[string]string{nodes.LabelExcludeNode: ""})
 	noPod := node("nopod", "cn-hangzhou.i-np", nil, nil)
 	noID := node("noid", "", []string{"10.244.4.0/24"}, nil)
 	wantA := departed{Node: "a", Instance: "i-a", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.1.0/24"), netip.MustParsePrefix("fd00::/64")}}
@@ -69,7 +70,7 @@ func TestDepartedNodes(t *testing.T) {
 			kube := fake.NewClientset()
 			c, err := New(Options{
 				KubeClient: kube, NodeInformer: informers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes(),
-				Recorder: record.NewFakeRecorder(10), Cloud: cl, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16,fd00::/48",
+				Recorder: record.NewFakeRecorder(10), Cloud: cloud.VPCRoutes{Client: cl}, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16,fd00::/48",
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -61,7 +61,7 @@ func (c *Controller) vanishedAmong(ctx context.Context, ids []string) map[string
 		return out
 	}
 	logger := klog.FromContext(ctx)
-	found, err := c.existingInstances(ctx, ask)
+	found, err := c.cloud.ExistingInstances(ctx, ask)
 	if err != nil {
 		// Only cleanup waits: the next pass past the resync asks again.
 		logger.Error(err, "Cannot tell whether the next hops of unmarked routes exist; leaving those routes in place for now", "instances", ask)

@@ -2,16 +2,12 @@ package routes
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"sync"
 	"time"
 
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/vpc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // EventIPv6RouteSkipped (Warning, once per Node and podCIDR): the Node's
@@ -51,20 +47,9 @@ func (c *Controller) vpcHasIPv6(ctx context.Context) (bool, error) {
 	if !s.checkedAt.IsZero() && time.Since(s.checkedAt) < ipv6Recheck {
 		return s.enabled, nil
 	}
-	resp, err := cloud.Do(ctx, c.cloud, cloud.VPC, "DescribeVpcs", func(cl *cloud.Clients) (*vpc.DescribeVpcsResponse, error) {
-		req := vpc.CreateDescribeVpcsRequest()
-		req.RegionId = c.cloud.Region()
-		req.VpcId = c.opts.VpcID
-		return cl.VPC.DescribeVpcs(req)
-	})
+	enabled, err := c.cloud.VPCHasIPv6(ctx, c.opts.VpcID)
 	if err != nil {
-		return false, fmt.Errorf("describe VPC %s for its IPv6 CIDR: %w", c.opts.VpcID, err)
-	}
-	enabled := false
-	for _, v := range resp.Vpcs.Vpc {
-		if v.VpcId == c.opts.VpcID {
-			enabled = v.Ipv6CidrBlock != "" || len(v.Ipv6CidrBlocks.Ipv6CidrBlock) > 0
-		}
+		return false, err
 	}
 	s.checkedAt, s.enabled = time.Now(), enabled
 	klog.FromContext(ctx).V(2).Info("Checked the VPC for IPv6", "vpc", c.opts.VpcID, "ipv6", enabled)

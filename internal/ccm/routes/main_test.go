@@ -143,7 +143,7 @@ func (h *harness) start(tweak func(o *routes.Options)) (stop func()) {
 	opts := routes.Options{
 		KubeClient: h.kube, NodeInformer: factory.Core().V1().Nodes(),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cloud-controller-manager"}),
-		Cloud:    h.cloudClient(), VpcID: h.vpcID, RouteTableIDs: h.tables, ClusterCIDR: clusterCIDR, ClusterID: clusterID,
+		Cloud:    cloud.VPCRoutes{Client: h.cloudClient()}, VpcID: h.vpcID, RouteTableIDs: h.tables, ClusterCIDR: clusterCIDR, ClusterID: clusterID,
 		ResyncPeriod: time.Second, EventAggregation: 300 * time.Millisecond,
 	}
 	if tweak != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudapi "k8s.io/cloud-provider/api"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
@@ -277,7 +278,7 @@ func TestRoutesKeptWhileUnknownOrDeleting(t *testing.T) {
 // gets a RouteConflict, not the entry.
 func TestExcludedNodeRoutesSurviveDeletion(t *testing.T) {
 	t.Parallel()
-	const exclude = `{"metadata":{"labels":{"` + routes.LabelExcludeNode + `":"true"}}}`
+	const exclude = `{"metadata":{"labels":{"` + nodes.LabelExcludeNode + `":"true"}}}`
 	cases := []struct {
 		name, label string
 		base        int
@@ -308,7 +309,7 @@ func TestExcludedNodeRoutesSurviveDeletion(t *testing.T) {
 		{
 			name: "registered excluded, route made by hand", label: "ex-hand", base: 108,
 			setup: func(h *harness, name, cidr string) {
-				h.addNodeWith(name, h.instances[0], cidr, func(n *corev1.Node) { n.Labels[routes.LabelExcludeNode] = "" })
+				h.addNodeWith(name, h.instances[0], cidr, func(n *corev1.Node) { n.Labels[nodes.LabelExcludeNode] = "" })
 				for _, table := range h.tables {
 					h.createEntry(table, cidr, h.instances[0], "")
 				}

@@ -8,17 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	cloudapi "k8s.io/cloud-provider/api"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
-)
-
-// Labels that take a Node out of every controller's hands, as the existing
-// CCM honours them; providerIDs with hybridPrefix are not ECS instances.
-const (
-	// LabelExcludeNode (any value) excludes a Node from route management.
-	LabelExcludeNode = "service.alibabacloud.com/exclude-node"
-	// LabelExcludeNodeDeprecated is the older key of LabelExcludeNode.
-	LabelExcludeNodeDeprecated = "service.beta.kubernetes.io/exclude-node"
-	hybridPrefix               = "ack-hybrid://"
 )
 
 // nextHopInstance is the only next hop type this controller writes.
@@ -32,17 +23,6 @@ type target struct {
 	Node     string
 	Instance string
 	CIDR     netip.Prefix
-}
-
-// entry is a custom route entry as DescribeRouteEntryList reports it.
-type entry struct {
-	ID          string
-	Table       string
-	Dst         string
-	HopType     string
-	HopID       string
-	Description string
-	Status      string
 }
 
 // routeKey names one destination in one route table; destinations are
@@ -256,14 +236,6 @@ func released(clusterID, desc string) bool {
 	return strings.HasPrefix(desc, releasedMarker(clusterID))
 }
 
-// excluded reports whether a Node opts out of cloud controllers, for good:
-// its routes are not this cluster's to delete, even once it is gone.
-func excluded(n *corev1.Node) bool {
-	_, a := n.Labels[LabelExcludeNode]
-	_, b := n.Labels[LabelExcludeNodeDeprecated]
-	return a || b || strings.HasPrefix(n.Spec.ProviderID, hybridPrefix)
-}
-
 // uninitialized reports whether the cloud-node controller has yet to
 // initialize the Node (it still carries the uninitialized taint).
 func uninitialized(n *corev1.Node) bool {
@@ -355,17 +327,17 @@ func within(p netip.Prefix, cidrs []netip.Prefix) bool {
 // count (IPv6 ones only with an IPv6 cluster CIDR); a podCIDR claimed by two
 // Nodes goes to the first by name. An address is not needed: the next hop is
 // the instance.
-func nodesToTargets(nodes []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
+func nodesToTargets(all []*corev1.Node, clusterCIDRs []netip.Prefix, region string) (nodeSet, []skipped) {
 	ns := nodeSet{ExcludedNodes: map[string]bool{}, ExcludedInstances: map[string]bool{}, Released: map[string]bool{}, Instances: map[string]bool{}}
 	var skips []skipped
-	sorted := append([]*corev1.Node(nil), nodes...)
+	sorted := append([]*corev1.Node(nil), all...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	claimed := map[string]string{}
 	for _, n := range sorted {
 		if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
 			ns.Instances[id] = true
 		}
-		if excluded(n) {
+		if nodes.Excluded(n) {
 			ns.leaveAlone(n.Name, n.Spec.ProviderID)
 			ns.Released[n.Name] = true
 			continue
@@ -547,19 +519,6 @@ func (pl *plan) conflict(e entry, p netip.Prefix, key routeKey, wanted bool, tar
 		pl.Blocked[key] = true
 	}
 	pl.Conflicts = append(pl.Conflicts, c)
-}
-
-// chunk splits items into batches of at most n.
-func chunk[T any](items []T, n int) [][]T {
-	var out [][]T
-	for len(items) > n {
-		out = append(out, items[:n])
-		items = items[n:]
-	}
-	if len(items) > 0 {
-		out = append(out, items)
-	}
-	return out
 }
 
 // normalize returns a CIDR in canonical form, as the cloud echoes it.

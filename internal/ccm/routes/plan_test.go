@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	cloudapi "k8s.io/cloud-provider/api"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -407,26 +408,6 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-func TestChunk(t *testing.T) {
-	for _, tc := range []struct{ n, size, want []int }{
-		{n: []int{0}, size: []int{50}, want: nil},
-		{n: []int{1}, size: []int{50}, want: []int{1}},
-		{n: []int{50}, size: []int{50}, want: []int{50}},
-		{n: []int{51}, size: []int{50}, want: []int{50, 1}},
-		{n: []int{120}, size: []int{50}, want: []int{50, 50, 20}},
-		{n: []int{7}, size: []int{3}, want: []int{3, 3, 1}},
-	} {
-		items := make([]int, tc.n[0])
-		var got []int
-		for _, b := range chunk(items, tc.size[0]) {
-			got = append(got, len(b))
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("chunk(%d, %d) = %v, want %v", tc.n[0], tc.size[0], got, tc.want)
-		}
-	}
-}
-
 func node(name, providerID string, cidrs []string, lbls map[string]string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}, Spec: corev1.NodeSpec{ProviderID: providerID, PodCIDRs: cidrs}}
 	if len(cidrs) > 0 {
@@ -440,8 +421,8 @@ func TestNodesToTargets(t *testing.T) {
 		node("a", "cn-hangzhou.i-a", []string{"10.244.1.0/24", "fd00::/64"}, nil),
 		node("b", "alicloud://cn-hangzhou.i-b", []string{"10.244.2.0/24"}, nil),
 		node("c", "", []string{"10.244.3.0/24"}, nil),
-		node("d", "cn-hangzhou.i-d", []string{"10.244.4.0/24"}, map[string]string{LabelExcludeNode: "true"}),
-		node("e", "cn-hangzhou.i-e", []string{"10.244.5.0/24"}, map[string]string{LabelExcludeNodeDeprecated: ""}),
+		node("d", "cn-hangzhou.i-d", []string{"10.244.4.0/24"}, map[string]string{nodes.LabelExcludeNode: "true"}),
+		node("e", "cn-hangzhou.i-e", []string{"10.244.5.0/24"}, map[string]string{nodes.LabelExcludeNodeDeprecated: ""}),
 		node("f", "ack-hybrid://whatever", []string{"10.244.6.0/24"}, nil),
 		node("g", "cn-beijing.i-g", []string{"10.244.7.0/24"}, nil),
 		node("h", "garbage", []string{"10.244.8.0/24"}, nil),
@@ -453,7 +434,7 @@ func TestNodesToTargets(t *testing.T) {
 		node("n", "cn-hangzhou.i-n", []string{"10.244.14.0/24"}, nil),
 		node("o", "cn-hangzhou.i-o", []string{"10.244.15.0/24"}, nil),
 		node("p", "cn-hangzhou.i-p", []string{"10.244.16.0/24"}, nil),
-		node("q", "cn-hangzhou.i-q", []string{"10.244.17.0/24"}, map[string]string{LabelExcludeNode: ""}),
+		node("q", "cn-hangzhou.i-q", []string{"10.244.17.0/24"}, map[string]string{nodes.LabelExcludeNode: ""}),
 	}
 	// l was registered with kubelet's --provider-id and is not initialized yet.
 	nodes[11].Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
@@ -509,8 +490,8 @@ func TestRouteRelevantChange(t *testing.T) {
 		{"podCIDR", func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.9.0/24"}; n.Spec.PodCIDR = "10.244.9.0/24" }, true},
 		{"second podCIDR", func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }, true},
 		{"providerID", func(n *corev1.Node) { n.Spec.ProviderID = "cn-hangzhou.i-2" }, true},
-		{"exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNode] = "true" }, true},
-		{"deprecated exclude label", func(n *corev1.Node) { n.Labels[LabelExcludeNodeDeprecated] = "true" }, true},
+		{"exclude label", func(n *corev1.Node) { n.Labels[nodes.LabelExcludeNode] = "true" }, true},
+		{"deprecated exclude label", func(n *corev1.Node) { n.Labels[nodes.LabelExcludeNodeDeprecated] = "true" }, true},
 		{"uninitialized taint", func(n *corev1.Node) {
 			n.Spec.Taints = []corev1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Effect: corev1.TaintEffectNoSchedule}}
 		}, true},
@@ -568,7 +549,7 @@ func TestNewValidates(t *testing.T) {
 	valid := func() Options {
 		return Options{
 			KubeClient: kube, NodeInformer: informers.NewSharedInformerFactory(kube, 0).Core().V1().Nodes(),
-			Recorder: record.NewFakeRecorder(10), Cloud: cl, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16",
+			Recorder: record.NewFakeRecorder(10), Cloud: cloud.VPCRoutes{Client: cl}, VpcID: "vpc-1", ClusterCIDR: "10.244.0.0/16",
 		}
 	}
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudapi "k8s.io/cloud-provider/api"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/routes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
@@ -137,7 +138,7 @@ func TestPodCIDRAndProviderIDChanges(t *testing.T) {
 
 	// Labelled exclude-node: left alone, its route is not removed.
 	if _, err := h.kube.CoreV1().Nodes().Patch(context.Background(), late, types.MergePatchType,
-		[]byte(`{"metadata":{"labels":{"`+routes.LabelExcludeNode+`":"true"}}}`), metav1.PatchOptions{}); err != nil {
+		[]byte(`{"metadata":{"labels":{"`+nodes.LabelExcludeNode+`":"true"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	seq := h.lastSeq()

@@ -20,7 +20,7 @@ const (
 	ccmCLB  = "internal/ccm/service/clb/cloud.go"
 	ccmNLB  = "internal/ccm/service/nlb/cloud.go, jobs.go"
 	ccmNode = "internal/ccm/nodes/index.go, instances.go"
-	ccmRt   = "internal/ccm/routes/cloudcalls.go"
+	ccmRt   = "internal/cloud/vpcroutes.go"
 	tfSLB   = "github.com/aliyun/terraform-provider-alicloud alicloud/service_alicloud_slb.go (DescribeSlb*, WaitForSlb*)"
 	tfNLB   = "github.com/aliyun/terraform-provider-alicloud alicloud/service_alicloud_nlb_v2.go (DescribeNlb*, *StateRefreshFunc)"
 	sdkSLB  = "github.com/alibabacloud-go/slb-20140515 client/*_response_body_model.go"
