@@ -171,6 +171,7 @@ func New(cfg Config) (*Emulator, error) {
 		return nil, fmt.Errorf("console: %w", err)
 	}
 	e.Gateway.Handle("GET "+console.Prefix, ui)
+	e.Gateway.Handle("PUT "+ListeningPath, http.HandlerFunc(e.serveListening))
 	if cfg.QuotaProfile != "" {
 		scale := cfg.QuotaScale
 		if scale == 0 {
