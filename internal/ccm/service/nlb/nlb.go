@@ -220,6 +220,11 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		if lb, err = p.waitActive(ctx, lb.ID); err != nil {
 			return nil, err
 		}
+		// A create job that failed ends the wait as well as one that
+		// succeeded; the LB then refuses every change.
+		if lb.Status == statusCreateFailed {
+			return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
+		}
 	}
 	sr, err := p.findSourceRangeGroups(ctx, req, lb)
 	if err != nil {
