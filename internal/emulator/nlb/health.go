@@ -15,11 +15,13 @@ const (
 
 // reasonCodes maps the emulator's health model (ecs.BackendHealth) to the
 // reason codes of GetListenerHealthStatus: a stopped or vanished instance
-// refuses the connection as a closed port does.
+// refuses the connection as a closed port does. The codes are the NLB API
+// reference's (https://help.aliyun.com/zh/slb/api-getlistenerhealthstatus-nlb:
+// CONNECT_TIMEOUT, CONNECT_FAIL, RECV_TIMEOUT, ...).
 var reasonCodes = map[string]string{
-	"InstanceGone":       "CONNECT_FAILED",
+	"InstanceGone":       "CONNECT_FAIL",
 	"InstanceNotRunning": "CONNECT_TIMEOUT",
-	"PortNotListening":   "CONNECT_FAILED",
+	"PortNotListening":   "CONNECT_FAIL",
 }
 
 // getListenerHealthStatus reports the servers of a listener's group that

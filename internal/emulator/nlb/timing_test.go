@@ -128,7 +128,7 @@ func TestListenerHealth(t *testing.T) {
 		t.Fatal("SetListeningPorts: no instance i-a2")
 	}
 	got := unhealthy()
-	if got["i-a2"] != "Unhealthy/CONNECT_FAILED" || len(got) != 1 {
+	if got["i-a2"] != "Unhealthy/CONNECT_FAIL" || len(got) != 1 {
 		t.Fatalf("with nothing listening on 8080 of i-a2: %v", got)
 	}
 	f.env.Emulator.SetListeningPorts("i-a2", nil)
