@@ -216,7 +216,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	var who identity
 	if !act.Anonymous {
-		who, err = g.auth.verify(r, in, start)
+		who, err = g.auth.verify(r, in, prod.Name, start)
 		rec.AccessKeyID, rec.AccountID = who.accessKeyID, who.account
 		if err != nil {
 			fail(err)
