@@ -24,6 +24,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/emulatortest"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/store"
 )
 
 const (
@@ -32,6 +33,10 @@ const (
 	zoneH     = "cn-hangzhou-h"
 	zoneI     = "cn-hangzhou-i"
 	zoneMaps  = zoneH + ":vsw-h," + zoneI + ":vsw-i"
+	// provisioning outlasts one Ensure's group work, so the first Ensure
+	// of a new load balancer always meets it Provisioning.
+	provisioning = 400 * time.Millisecond
+	jobDelay     = 20 * time.Millisecond
 )
 
 var instances = []string{"i-node1", "i-node2", "i-node3"}
@@ -55,9 +60,9 @@ func newFixture(t *testing.T) *fixture {
 func newFixtureWith(t *testing.T, set func(*nlb.Options)) *fixture {
 	t.Helper()
 	env := emulatortest.Start(t)
-	// The emulator's default timing, the cloud's compressed: provisioning
-	// outlasts one Ensure's group work, so the first Ensure of a new load
-	// balancer always meets it Provisioning, and every job is polled.
+	st := env.Emulator.Store.Settings()
+	emulatortest.NoError(t, st.SetDelay(store.DelayNLBProvisioning, provisioning))
+	emulatortest.NoError(t, st.SetDelay(store.DelayNLBJob, jobDelay))
 	env.Seed(t, &api.Seed{
 		VPCs: []api.SeedVPC{{ID: vpcID, CIDRBlock: "192.168.0.0/16", VSwitches: []api.SeedVSwitch{
 			{ID: "vsw-h", ZoneID: zoneH, CIDRBlock: "192.168.1.0/24"},
