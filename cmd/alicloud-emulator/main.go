@@ -60,6 +60,7 @@ type options struct {
 	requestLogSize                 int
 	version                        bool
 	quotaProfile                   string
+	timing                         string
 	quotaScale                     float64
 	stsConfig, tlsListen, tlsCert  string
 	stsCredentialTTL               time.Duration
@@ -102,6 +103,7 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 	fs.DurationVar(&o.credentialTTL, "metadata-credential-ttl", gateway.DefaultMetadataCredentialTTL, "lifetime of the metadata role's STS credentials")
 	fs.IntVar(&o.requestLogSize, "request-log-size", gateway.DefaultRequestLogSize, "calls kept in the request log")
 	fs.StringVar(&o.quotaProfile, "quota-profile", "", "limit every action to a published API rate-limit profile ("+strings.Join(gateway.QuotaProfileNames(), ", ")+"; default: unlimited)")
+	fs.StringVar(&o.timing, "timing", store.TimingCloud, "asynchronous delays: cloud (the cloud's own, compressed: NLB provisioning 2s, jobs 500ms, ...) or zero (every transition immediate); PUT /_emulator/settings {\"timing\":...} changes it at run time")
 	fs.Float64Var(&o.quotaScale, "quota-scale", 1, "multiply every limit of --quota-profile (a raised quota)")
 	fs.StringVar(&o.stsConfig, "sts-config", "", "JSON file of the OIDC providers and roles STS AssumeRoleWithOIDC (RRSA) accepts (docs/emulator.md)")
 	fs.DurationVar(&o.stsCredentialTTL, "sts-credential-ttl", 0, "lifetime of every STS credential AssumeRoleWithOIDC issues, whatever DurationSeconds asks (a test knob; default: as asked)")
@@ -121,6 +123,9 @@ func parseFlags(args []string, out io.Writer, getenv func(string) string) (optio
 		if _, err := gateway.LookupQuotaProfile(o.quotaProfile); err != nil {
 			return o, err
 		}
+	}
+	if _, err := store.DelaysFor(o.timing); err != nil {
+		return o, fmt.Errorf("--timing: %w", err)
 	}
 	if o.tlsCert != "" && o.tlsListen == "" {
 		return o, fmt.Errorf("--tls-cert-file needs --tls-listen")
@@ -154,6 +159,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		MetadataRequireToken:  o.requireIMDSv2,
 		QuotaProfile:          o.quotaProfile,
 		QuotaScale:            o.quotaScale,
+		Timing:                o.timing,
 	}
 	if o.stsConfig != "" {
 		data, err := os.ReadFile(o.stsConfig)

@@ -251,7 +251,8 @@ func redactURL(raw string) string {
 	return u.String() + "?<redacted>"
 }
 
-// stringToSignMarker starts the part of a SignatureDoesNotMatch message
+// stringToSignMarker starts the part of a signature mismatch message
+// (SignatureDoesNotMatch, or IncompleteSignature from ECS)
 // that echoes the canonical request, STS SecurityToken included.
 const stringToSignMarker = "server string to sign is:"
 

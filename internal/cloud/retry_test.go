@@ -420,8 +420,9 @@ func TestPanicInCallIsRaisedToTheCaller(t *testing.T) {
 	t.Fatal("no panic")
 }
 
-// TestSignatureMismatchDoesNotEchoTheToken: the cloud's SignatureDoesNotMatch
-// message echoes the string to sign, which holds the STS SecurityToken.
+// TestSignatureMismatchDoesNotEchoTheToken: the cloud's signature mismatch
+// message (ECS: IncompleteSignature) echoes the string to sign, which holds
+// the STS SecurityToken.
 func TestSignatureMismatchDoesNotEchoTheToken(t *testing.T) {
 	env := emulatortest.Start(t)
 	id, _, token, exp := env.Emulator.Gateway.RoleCredentials()
@@ -432,8 +433,8 @@ func TestSignatureMismatchDoesNotEchoTheToken(t *testing.T) {
 	})
 	emulatortest.NoError(t, err)
 	err = describeInstances(context.Background(), c)
-	if cloud.CodeOf(err) != "SignatureDoesNotMatch" {
-		t.Fatalf("want SignatureDoesNotMatch, got %v", err)
+	if cloud.CodeOf(err) != "IncompleteSignature" || cloud.ClassOf(err) != cloud.ClassAuth {
+		t.Fatalf("want IncompleteSignature (an auth error), got %v", err)
 	}
 	if strings.Contains(err.Error(), token) {
 		t.Fatalf("the error shows the security token: %v", err)

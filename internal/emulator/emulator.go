@@ -61,6 +61,9 @@ type Config struct {
 	// QuotaProfile, when set, limits every action to the profile's rate
 	// (gateway.QuotaProfileRules), as the cloud's API rate limits do.
 	QuotaProfile string
+	// Timing is the timing mode of the asynchronous delays: store.TimingCloud
+	// (the default, "") or store.TimingZero (every transition immediate).
+	Timing string
 	// QuotaScale multiplies every limit of QuotaProfile (default 1).
 	QuotaScale float64
 	// STS holds the OIDC providers and roles AssumeRoleWithOIDC (RRSA)
@@ -98,12 +101,19 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}
+	if _, err := store.DelaysFor(cfg.Timing); err != nil {
+		return nil, err
+	}
 	st := store.New()
 	if cfg.StatePath != "" {
 		var err error
 		if st, err = store.Open(cfg.StatePath); err != nil {
 			return nil, err
 		}
+	}
+	if err := st.Settings().SetTiming(cfg.Timing); err != nil {
+		_ = st.Close()
+		return nil, err
 	}
 	e := &Emulator{Store: st, region: cfg.Region}
 	var err error
@@ -161,6 +171,7 @@ func New(cfg Config) (*Emulator, error) {
 		return nil, fmt.Errorf("console: %w", err)
 	}
 	e.Gateway.Handle("GET "+console.Prefix, ui)
+	e.Gateway.Handle("PUT "+ListeningPath, http.HandlerFunc(e.serveListening))
 	if cfg.QuotaProfile != "" {
 		scale := cfg.QuotaScale
 		if scale == 0 {

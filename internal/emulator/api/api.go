@@ -72,6 +72,9 @@ type Request struct {
 	Now time.Time
 	// Params holds the query and form-body parameters merged.
 	Params Params
+	// FailJob asks the product to let the asynchronous job this call
+	// starts fail (a fault rule's failJob).
+	FailJob bool
 }
 
 // Error is an Alibaba Cloud API error: an HTTP status and a Code and Message.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -275,41 +274,6 @@ func (p Params) Page(total, defSize, maxSize int) (pageNumber, pageSize, start, 
 	end = start + pageSize
 	if end > total {
 		end = total
-	}
-	return
-}
-
-// Token validates MaxResults/NextToken paging (the token is the decimal
-// offset) and returns the slice bounds and the next token ("" at the end).
-func (p Params) Token(total, defMax, maxMax int, maxKey string) (maxResults, start, end int, next string, err error) {
-	if maxKey == "" {
-		maxKey = "MaxResults"
-	}
-	maxResults, err = p.Int(maxKey, defMax)
-	if err != nil {
-		return
-	}
-	if maxResults < 1 || maxResults > maxMax {
-		err = InvalidParameter(maxKey, "The parameter %s must be between 1 and %d.", maxKey, maxMax)
-		return
-	}
-	if tok := p.String("NextToken"); tok != "" {
-		n, convErr := strconv.Atoi(tok)
-		if convErr != nil || n < 0 {
-			err = Errorf(http.StatusBadRequest, "InvalidParameter.NextToken", "The specified NextToken %s is not valid.", quote(tok))
-			return
-		}
-		start = n
-	}
-	if start > total {
-		start = total
-	}
-	end = start + maxResults
-	if end > total {
-		end = total
-	}
-	if end < total {
-		next = strconv.Itoa(end)
 	}
 	return
 }

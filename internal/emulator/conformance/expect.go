@@ -29,6 +29,7 @@ const (
 	tfErr   = "github.com/aliyun/terraform-provider-alicloud alicloud/errors.go and the IsExpectedErrors calls of its SLB, NLB, ECS and VPC resources"
 	ecsDocs = "ECS API reference, DescribeInstances Status"
 	vpcDocs = "VPC API reference, DescribeRouteEntryList Status"
+	nlbHlth = "NLB API reference, GetListenerHealthStatus (https://help.aliyun.com/zh/slb/api-getlistenerhealthstatus-nlb)"
 )
 
 // Expectation is what a successful answer of one action must carry.
@@ -78,6 +79,9 @@ var (
 	nlbSrvStatus = Enum{Values: []string{"Adding", "Available", "Configuring", "Removing"}, Source: sdkNLB + " ListServerGroupServers Status"}
 	nlbSrvType   = Enum{Values: []string{"Ecs", "Eni", "Eci", "Ip"}, Source: sdkNLB + " AddServersToServerGroup ServerType"}
 	nlbJobStatus = Enum{Values: []string{"Succeeded", "processing", "Failed"}, FoldCase: true, Source: sdkNLB + " GetJobStatusResponseBody.Status (Succeeded, processing; the CCM compares without case); Failed: a guess, listed in docs/emulator.md"}
+
+	nlbHealth = Enum{Values: []string{"Initial", "Unhealthy", "Unused", "Unavailable"}, Source: nlbHlth + " NonNormalServers Status"}
+	nlbReason = Enum{Values: []string{"CONNECT_TIMEOUT", "CONNECT_FAIL", "RECV_TIMEOUT"}, Source: nlbHlth + " Reason.ReasonCode (the three the reference lists first; the emulator answers the first two)"}
 
 	ecsStatus   = Enum{Values: []string{"Pending", "Running", "Starting", "Stopping", "Stopped"}, Source: ecsDocs}
 	routeStatus = Enum{Values: []string{"Pending", "Available", "Modifying", "Creating", "Deleting"}, Source: vpcDocs}
@@ -155,7 +159,14 @@ var Expectations = map[string]Expectation{
 	"nlb:DeleteLoadBalancer":           {Required: []string{"JobId"}, Source: ccmNLB},
 	"nlb:TagResources":                 {Required: []string{"JobId"}, Source: "github.com/aliyun/alibaba-cloud-sdk-go services/nlb/tag_resources.go TagResourcesResponse.JobId"},
 	"nlb:UntagResources":               {Required: []string{"JobId"}, Source: "github.com/aliyun/alibaba-cloud-sdk-go services/nlb/untag_resources.go UntagResourcesResponse.JobId"},
-	"nlb:GetJobStatus":                 {Required: []string{"Status"}, Enums: map[string]Enum{"Status": nlbJobStatus}, Source: ccmNLB + "; " + tfNLB},
+	"nlb:GetListenerHealthStatus": {
+		Required: []string{"ListenerHealthStatus[].ListenerId", "ListenerHealthStatus[].ServerGroupInfos[].ServerGroupId",
+			"ListenerHealthStatus[].ServerGroupInfos[].HeathCheckEnabled"},
+		Enums: map[string]Enum{"ListenerHealthStatus[].ListenerProtocol": nlbProtocol,
+			"ListenerHealthStatus[].ServerGroupInfos[].NonNormalServers[].Status":            nlbHealth,
+			"ListenerHealthStatus[].ServerGroupInfos[].NonNormalServers[].Reason.ReasonCode": nlbReason},
+		Source: nlbHlth},
+	"nlb:GetJobStatus": {Required: []string{"Status"}, Enums: map[string]Enum{"Status": nlbJobStatus}, Source: ccmNLB + "; " + tfNLB},
 
 	"ecs:DescribeInstances": {
 		Required: []string{"Instances.Instance[].InstanceId", "Instances.Instance[].Status", "Instances.Instance[].ZoneId", "Instances.Instance[].RegionId",

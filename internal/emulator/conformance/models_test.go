@@ -150,6 +150,7 @@ var sdkModels = map[string]map[string]model{
 		"GetLoadBalancerAttribute":                       m(nlb.CreateGetLoadBalancerAttributeRequest, nlb.CreateGetLoadBalancerAttributeResponse),
 		"ListListenerCertificates":                       m(nlb.CreateListListenerCertificatesRequest, nlb.CreateListListenerCertificatesResponse),
 		"ListListeners":                                  m(nlb.CreateListListenersRequest, nlb.CreateListListenersResponse),
+		"GetListenerHealthStatus":                        m(nlb.CreateGetListenerHealthStatusRequest, nlb.CreateGetListenerHealthStatusResponse),
 		"ListLoadBalancers":                              m(nlb.CreateListLoadBalancersRequest, nlb.CreateListLoadBalancersResponse),
 		"ListServerGroupServers":                         m(nlb.CreateListServerGroupServersRequest, nlb.CreateListServerGroupServersResponse),
 		"ListServerGroups":                               m(nlb.CreateListServerGroupsRequest, nlb.CreateListServerGroupsResponse),

@@ -260,6 +260,7 @@ func nlbScenario() []step {
 		n("DeleteLoadBalancer", p{"LoadBalancerId": "{nlb}"}).fails("OperationDenied.DeletionProtectionEnabled"),
 		n("UpdateLoadBalancerProtection", p{"LoadBalancerId": "{nlb}", "DeletionProtectionEnabled": "false"}),
 		n("GetListenerAttribute", p{"ListenerId": "{lsn}"}),
+		n("GetListenerHealthStatus", p{"ListenerId": "{lsn}"}),
 		n("UpdateListenerAttribute", p{"ListenerId": "{lsn}", "ListenerDescription": "renamed"}),
 		n("StopListener", p{"ListenerId": "{lsn}"}),
 		n("StartListener", p{"ListenerId": "{lsn}"}),

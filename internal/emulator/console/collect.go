@@ -292,6 +292,20 @@ func (c *Console) region(region string) *regionView {
 			attr := k.one("slb", "DescribeVServerGroupAttribute", map[string]string{"VServerGroupId": str(g["VServerGroupId"])})
 			cv.Groups = append(cv.Groups, &groupView{Group: g, Backends: objects(lookup(attr, "BackendServers.BackendServer"))})
 		}
+		// Health as DescribeHealthStatus reports it, per server and port
+		// (abnormal on any listener wins).
+		health := map[string]string{}
+		for _, h := range objects(lookup(k.one("slb", "DescribeHealthStatus", map[string]string{"LoadBalancerId": id}), "BackendServers.BackendServer")) {
+			key := str(h["ServerId"]) + "/" + str(h["Port"])
+			if st := str(h["ServerHealthStatus"]); health[key] == "" || st == "abnormal" {
+				health[key] = st
+			}
+		}
+		for _, g := range cv.Groups {
+			for _, b := range g.Backends {
+				b[healthKey] = health[str(b["ServerId"])+"/"+str(b["Port"])]
+			}
+		}
 		v.CLBs = append(v.CLBs, cv)
 	}
 	v.ACLs = k.list("slb", "DescribeAccessControlLists", nil, "Acls.Acl", byPage)
@@ -310,12 +324,46 @@ func (c *Console) region(region string) *regionView {
 	}
 	for _, lb := range k.list("nlb", "ListLoadBalancers", nil, "LoadBalancers", byToken) {
 		id := str(lb["LoadBalancerId"])
-		v.NLBs = append(v.NLBs, &nlbView{LB: lb, Groups: byLB[id],
-			Listeners: k.list("nlb", "ListListeners", map[string]string{"LoadBalancerIds.1": id}, "Listeners", byToken)})
+		nv := &nlbView{LB: lb, Groups: byLB[id],
+			Listeners: k.list("nlb", "ListListeners", map[string]string{"LoadBalancerIds.1": id}, "Listeners", byToken)}
+		// Health as GetListenerHealthStatus reports it: the servers it
+		// lists are not healthy, the others of a checked group are.
+		health := map[string]string{}
+		for _, l := range nv.Listeners {
+			out := k.one("nlb", "GetListenerHealthStatus", map[string]string{"ListenerId": str(l["ListenerId"])})
+			for _, item := range objects(out["ListenerHealthStatus"]) {
+				for _, info := range objects(item["ServerGroupInfos"]) {
+					gid := str(info["ServerGroupId"])
+					if b, _ := info["HeathCheckEnabled"].(bool); b && health[gid] == "" {
+						health[gid] = "Healthy"
+					}
+					for _, s := range objects(info["NonNormalServers"]) {
+						reason := str(lookup(s, "Reason.ReasonCode"))
+						health[gid+"/"+str(s["ServerId"])+"/"+str(s["Port"])] = strings.TrimSpace(str(s["Status"]) + " " + reason)
+					}
+				}
+			}
+		}
+		for _, g := range nv.Groups {
+			gid := str(g.Group["ServerGroupId"])
+			for _, b := range g.Backends {
+				if st, ok := health[gid+"/"+str(b["ServerId"])+"/"+str(b["Port"])]; ok {
+					b[healthKey] = st
+				} else {
+					b[healthKey] = health[gid]
+				}
+			}
+		}
+		v.NLBs = append(v.NLBs, nv)
 	}
 	v.Errors = k.errs
 	return v
 }
+
+// healthKey is where a backend's health, read from the load balancer's
+// health action, is put into its row for the page (no API field has the
+// name).
+const healthKey = "_health"
 
 // regionCount is a region's line on the overview page.
 type regionCount struct {

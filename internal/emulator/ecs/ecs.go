@@ -105,6 +105,9 @@ type Instance struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// StartedAt is the last start (StartTime).
 	StartedAt time.Time `json:"startedAt"`
+	// ListeningPorts, when set, are the only ports that listen on the
+	// instance in the health model (health.go); nil: every port listens.
+	ListeningPorts *[]int `json:"listeningPorts,omitempty"`
 	// Seq orders instances by creation, for stable listings.
 	Seq int64 `json:"seq"`
 }
@@ -387,11 +390,14 @@ func jsonIDs(p api.Params, key string, max int) ([]string, error) {
 // paging serves both paging styles: MaxResults/NextToken when either is
 // sent, else PageNumber/PageSize. A NextToken is returned in both styles so
 // that clients looping on either field terminate.
-func paging(p api.Params, total, defSize, maxPage, maxResults int) (out map[string]any, start, end int, err error) {
+// keys are the listing's Cursor keys (api.SortByKey). PageNumber pages are
+// offsets, as the cloud's are; NextToken is a cursor (api.Params.Cursor).
+func paging(p api.Params, keys []string, defSize, maxPage, maxResults int) (out map[string]any, start, end int, err error) {
+	total := len(keys)
 	if p.Has("MaxResults") || p.String("NextToken") != "" {
 		var max int
 		var next string
-		max, start, end, next, err = p.Token(total, defSize, maxResults, "MaxResults")
+		max, start, end, next, err = p.Cursor(keys, defSize, maxResults, "MaxResults")
 		if err != nil {
 			return nil, 0, 0, err
 		}
@@ -405,8 +411,8 @@ func paging(p api.Params, total, defSize, maxPage, maxResults int) (out map[stri
 		return nil, 0, 0, err
 	}
 	next := ""
-	if end < total {
-		next = fmt.Sprint(end)
+	if end < total && end > 0 {
+		next = api.CursorAfter(keys[end-1])
 	}
 	return map[string]any{"PageNumber": num, "PageSize": size, "TotalCount": total, "NextToken": next}, start, end, nil
 }

@@ -95,7 +95,8 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 		}
 		list = append(list, e)
 	}
-	out, start, end, err := paging(p, len(list), 10, 100, 500)
+	list, keys := api.SortByKey(list, func(e *ENI) string { return api.SeqKey(e.Seq) })
+	out, start, end, err := paging(p, keys, 10, 100, 500)
 	if err != nil {
 		return nil, err
 	}

@@ -267,7 +267,8 @@ func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, i)
 	}
-	out, start, end, err := paging(p, len(list), 10, 100, 100)
+	list, keys := api.SortByKey(list, func(i *Instance) string { return api.SeqKey(i.Seq) })
+	out, start, end, err := paging(p, keys, 10, 100, 100)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,8 @@ func (s *Service) describeSecurityGroups(req *api.Request) (map[string]any, erro
 		}
 		list = append(list, g)
 	}
-	out, start, end, err := paging(p, len(list), 10, 50, 100)
+	list, keys := api.SortByKey(list, func(g *SecurityGroup) string { return api.SeqKey(g.Seq) })
+	out, start, end, err := paging(p, keys, 10, 50, 100)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,11 @@ func (s *Service) describeSecurityGroupAttribute(req *api.Request) (map[string]a
 	}
 	start, end, next := 0, len(rules), ""
 	if p.Has("MaxResults") || p.String("NextToken") != "" {
-		if _, start, end, next, err = p.Token(len(rules), 10, 1000, "MaxResults"); err != nil {
+		// By rule id: a cursor that survives rules added or revoked
+		// between pages.
+		var keys []string
+		rules, keys = api.SortByKey(rules, func(r *Rule) string { return r.ID })
+		if _, start, end, next, err = p.Cursor(keys, 10, 1000, "MaxResults"); err != nil {
 			return nil, err
 		}
 	}

@@ -145,7 +145,8 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 			rows = append(rows, map[string]any{"ResourceId": id, "ResourceType": typ, "TagKey": t.Key, "TagValue": t.Value})
 		}
 	}
-	_, start, end, next, err := p.Token(len(rows), tagPageSize, tagPageSize, "MaxResults")
+	rows, keys := api.SortByKey(rows, func(m map[string]any) string { return m["ResourceId"].(string) + "\x00" + m["TagKey"].(string) })
+	_, start, end, next, err := p.Cursor(keys, tagPageSize, tagPageSize, "MaxResults")
 	if err != nil {
 		return nil, err
 	}

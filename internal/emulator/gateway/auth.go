@@ -102,8 +102,8 @@ type identity struct {
 	accessKeyID string
 }
 
-// verify authenticates one API call.
-func (a *authenticator) verify(r *http.Request, in *incoming, now time.Time) (identity, error) {
+// verify authenticates one API call to product.
+func (a *authenticator) verify(r *http.Request, in *incoming, product string, now time.Time) (identity, error) {
 	authz := r.Header.Get("Authorization")
 	if a.disabled {
 		id := identity{account: DefaultAccountID, accessKeyID: in.params.String("AccessKeyId")}
@@ -117,10 +117,10 @@ func (a *authenticator) verify(r *http.Request, in *incoming, now time.Time) (id
 	if strings.HasPrefix(authz, "ACS3-") {
 		return a.verifyV3(r, in, authz, now)
 	}
-	return a.verifyV1(r, in, now)
+	return a.verifyV1(r, in, product, now)
 }
 
-func (a *authenticator) verifyV1(r *http.Request, in *incoming, now time.Time) (identity, error) {
+func (a *authenticator) verifyV1(r *http.Request, in *incoming, product string, now time.Time) (identity, error) {
 	p := in.params
 	for _, name := range []string{"AccessKeyId", "Signature", "SignatureNonce", "Timestamp"} {
 		if p.String(name) == "" {
@@ -149,6 +149,9 @@ func (a *authenticator) verifyV1(r *http.Request, in *incoming, now time.Time) (
 	mac.Write([]byte(sts))
 	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	if subtle.ConstantTimeCompare([]byte(want), []byte(p.String("Signature"))) != 1 {
+		if product == v1IncompleteProduct {
+			return identity{}, incompleteSignatureMismatch(sts)
+		}
 		return identity{}, signatureMismatch(sts)
 	}
 	if !a.nonces.add(keyID+"\x00"+p.String("SignatureNonce"), now) {
@@ -273,6 +276,23 @@ func checkTimestamp(ts string, now time.Time) error {
 
 func signatureMismatch(stringToSign string) *api.Error {
 	return api.Errorf(http.StatusBadRequest, "SignatureDoesNotMatch", "Specified signature is not matched with our calculation. server string to sign is:%s", stringToSign)
+}
+
+// v1IncompleteProduct answers a V1 signature that does not match (a wrong
+// secret or a parameter changed after signing) with IncompleteSignature
+// rather than SignatureDoesNotMatch, as ECS does: ecs.aliyuncs.com's answer
+// quoted in github.com/fog/fog-aliyun issue 32 ("IncompleteSignature", "The
+// request signature does not conform to Aliyun standards. server string to
+// sign is: ..."), and github.com/aliyun/alibaba-cloud-sdk-go
+// sdk/errors/signature_does_not_match_wrapper.go, which reads the server's
+// string to sign after "server string to sign is:" from either code. The
+// other products keep SignatureDoesNotMatch (no recording of theirs).
+const v1IncompleteProduct = "ecs"
+
+// incompleteSignatureMismatch is ECS's answer to a V1 signature that does
+// not match, with the server's string to sign where SDKs look for it.
+func incompleteSignatureMismatch(stringToSign string) *api.Error {
+	return api.Errorf(http.StatusBadRequest, "IncompleteSignature", "The request signature does not conform to Aliyun standards. server string to sign is:%s", stringToSign)
 }
 
 func nonceUsed() *api.Error {

@@ -19,6 +19,10 @@ const ControlPrefix = "/_emulator/"
 // SettingsDoc is the JSON form of the store's delays and quotas used by
 // GET/PUT /_emulator/settings.
 type SettingsDoc struct {
+	// Timing is the timing mode: cloud (the default) or zero, applied
+	// before Delays; read back, it names the mode the delays match
+	// (custom when they match none).
+	Timing string `json:"timing,omitempty"`
 	// Delays are named asynchronous delays, as duration strings.
 	Delays map[string]Duration `json:"delays,omitempty"`
 	// Quotas are named limits.

@@ -84,6 +84,10 @@ type FaultRule struct {
 	// response it would have sent, but the client sees the connection close:
 	// the "lost response" that makes a blind replay of a create duplicate it.
 	After bool `json:"after,omitempty"`
+	// FailJob (NLB only) lets the call succeed and answer its JobId, but
+	// the job ends Failed and its change is rolled back (a failed create
+	// leaves a CreateFailed load balancer, or no server group).
+	FailJob bool `json:"failJob,omitempty"`
 	// Fired counts how often the rule fired.
 	Fired int `json:"fired"`
 }
@@ -95,7 +99,9 @@ type faultOutcome struct {
 	drop    bool
 	// dropAfter drops the connection after the handler ran instead of before.
 	dropAfter bool
-	ruleID    string
+	// failJob asks the product to fail the job the call starts.
+	failJob bool
+	ruleID  string
 }
 
 type faultSet struct {
@@ -184,8 +190,14 @@ func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	if r.After && !r.Drop {
 		return r, fmt.Errorf("after is only valid with drop")
 	}
+	if r.FailJob {
+		kinds++
+		if r.Product != "nlb" {
+			return r, fmt.Errorf("failJob needs product nlb: only NLB calls start jobs that can fail")
+		}
+	}
 	if kinds != 1 {
-		return r, fmt.Errorf("a fault rule needs exactly one of error, latency or drop")
+		return r, fmt.Errorf("a fault rule needs exactly one of error, latency, drop or failJob")
 	}
 	if r.Probability < 0 || r.Probability > 1 {
 		return r, fmt.Errorf("probability must be between 0 and 1, got %v", r.Probability)
@@ -261,6 +273,8 @@ func (f *faultSet) match(product, action string, params map[string]string) fault
 			case r.Drop:
 				out.drop, out.dropAfter = true, r.After
 				done = true
+			case r.FailJob:
+				out.failJob = true
 			default:
 				out.latency += time.Duration(r.Latency)
 			}

@@ -41,10 +41,19 @@ func decode(p api.Params, key string) decoded {
 	d.Bool = fmt.Sprint(b, err)
 	num, size, start, end, err := p.Page(1000, 10, 100)
 	d.Page = fmt.Sprint(num, size, start, end, err)
-	max, start, end, next, err := p.Token(1000, 10, 100, "")
+	max, start, end, next, err := p.Cursor(fuzzKeys, 10, 100, "")
 	d.Token = fmt.Sprint(max, start, end, next, err)
 	return d
 }
+
+// fuzzKeys are the sort keys of a listing of 1000 items, for Cursor.
+var fuzzKeys = func() []string {
+	out := make([]string, 1000)
+	for i := range out {
+		out[i] = api.SeqKey(int64(i + 1))
+	}
+	return out
+}()
 
 func messageOf(err error) string {
 	if e, ok := err.(*api.Error); ok {
@@ -115,9 +124,9 @@ func FuzzDecodeParams(f *testing.F) {
 		if err == nil && (start < 0 || end < start || end > 1000) {
 			t.Fatalf("Page bounds [%d:%d] outside a list of 1000", start, end)
 		}
-		_, start, end, _, err = in.params.Token(1000, 10, 100, "")
+		_, start, end, _, err = in.params.Cursor(fuzzKeys, 10, 100, "")
 		if err == nil && (start < 0 || end < start || end > 1000) {
-			t.Fatalf("Token bounds [%d:%d] outside a list of 1000", start, end)
+			t.Fatalf("Cursor bounds [%d:%d] outside a list of 1000", start, end)
 		}
 	})
 }

@@ -216,7 +216,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	var who identity
 	if !act.Anonymous {
-		who, err = g.auth.verify(r, in, start)
+		who, err = g.auth.verify(r, in, prod.Name, start)
 		rec.AccessKeyID, rec.AccountID = who.accessKeyID, who.account
 		if err != nil {
 			fail(err)
@@ -277,6 +277,7 @@ func (g *Gateway) serveAPI(w http.ResponseWriter, r *http.Request) {
 		RequestID:   rec.RequestID,
 		Now:         start,
 		Params:      in.params,
+		FailJob:     fo.failJob,
 	}
 	body, err := g.run(act, req)
 	if fo.dropAfter {
@@ -485,7 +486,7 @@ func (g *Gateway) ClearThrottles() { g.throttles.clear() }
 // Settings returns the store's delays and quotas.
 func (g *Gateway) Settings() SettingsDoc {
 	d, q := g.cfg.Store.Settings().Snapshot()
-	doc := SettingsDoc{Delays: map[string]Duration{}, Quotas: q}
+	doc := SettingsDoc{Timing: g.cfg.Store.Settings().Timing(), Delays: map[string]Duration{}, Quotas: q}
 	for k, v := range d {
 		doc.Delays[k] = Duration(v)
 	}
@@ -497,6 +498,11 @@ func (g *Gateway) Settings() SettingsDoc {
 func (g *Gateway) UpdateSettings(doc SettingsDoc) error {
 	s := g.cfg.Store.Settings()
 	d, q := s.Snapshot()
+	if doc.Timing != "" {
+		if _, err := store.DelaysFor(doc.Timing); err != nil {
+			return err
+		}
+	}
 	for k, v := range doc.Delays {
 		if _, ok := d[k]; !ok {
 			return fmt.Errorf("unknown delay %q (known: %s)", k, strings.Join(store.SortedKeys(d), ", "))
@@ -511,6 +517,11 @@ func (g *Gateway) UpdateSettings(doc SettingsDoc) error {
 		}
 		if v < 0 {
 			return fmt.Errorf("quota %q must not be negative", k)
+		}
+	}
+	if doc.Timing != "" {
+		if err := s.SetTiming(doc.Timing); err != nil {
+			return err
 		}
 	}
 	for k, v := range doc.Delays {

@@ -16,6 +16,7 @@ import (
 const (
 	JobProcessing = "Processing"
 	JobSucceeded  = "Succeeded"
+	JobFailed     = "Failed"
 )
 
 // Job is one asynchronous operation. Its status is computed from DoneAt, so
@@ -37,11 +38,17 @@ type Job struct {
 	// DoneAt is when the job succeeds (after store.DelayNLBJob) and its lock
 	// is released.
 	DoneAt time.Time `json:"doneAt"`
+	// Fails makes the job end Failed instead of Succeeded (a failJob
+	// fault); its change was rolled back (failJob in nlb.go).
+	Fails bool `json:"fails,omitempty"`
 }
 
 func (j *Job) status(now time.Time) string {
-	if now.Before(j.DoneAt) {
+	switch {
+	case now.Before(j.DoneAt):
 		return JobProcessing
+	case j.Fails:
+		return JobFailed
 	}
 	return JobSucceeded
 }

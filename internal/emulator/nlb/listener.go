@@ -20,6 +20,10 @@ const (
 	LsnStarting     = "Starting"
 	LsnStopping     = "Stopping"
 	LsnStopped      = "Stopped"
+	// LsnDeleting is reported from DeleteListener (or its LB's deletion)
+	// until the job ends; the listener keeps its port and server group
+	// until then.
+	LsnDeleting = "Deleting"
 )
 
 // maxAdditionalCertificates is the documented number of additional
@@ -95,11 +99,22 @@ type Listener struct {
 	TransitionUntil time.Time `json:"transitionUntil"`
 	// CreatedAt is when the listener was created.
 	CreatedAt time.Time `json:"createdAt"`
+	// DeletedAt, when set, is when the listener's deletion job ends:
+	// Deleting before, gone after. Zero for a live listener.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
 	// Seq orders listeners by creation, for stable listings.
 	Seq int64 `json:"seq"`
 }
 
+// gone reports whether the listener's deletion finished by now.
+func (l *Listener) gone(now time.Time) bool {
+	return !l.DeletedAt.IsZero() && !now.Before(l.DeletedAt)
+}
+
 func (l *Listener) status(now time.Time) string {
+	if !l.DeletedAt.IsZero() {
+		return LsnDeleting
+	}
 	if l.Transition != "" && now.Before(l.TransitionUntil) {
 		return l.Transition
 	}
@@ -125,10 +140,27 @@ func transport(proto string) string {
 
 func (s *Service) listener(req *api.Request, id string) (*Listener, error) {
 	l, ok := s.state.Listeners[id]
-	if !ok || l.RegionID != req.RegionID {
+	if !ok || l.RegionID != req.RegionID || s.listenerGone(l, req.Now) {
 		return nil, errListenerNotFound(id)
 	}
 	return l, nil
+}
+
+// listenerGone reports whether l or its load balancer finished deleting.
+func (s *Service) listenerGone(l *Listener, now time.Time) bool {
+	if l.gone(now) {
+		return true
+	}
+	lb, ok := s.state.LoadBalancers[l.LoadBalancerID]
+	return !ok || lb.gone(now)
+}
+
+// listenerStatus is l's status, Deleting while its LB is.
+func (s *Service) listenerStatus(l *Listener, now time.Time) string {
+	if lb, ok := s.state.LoadBalancers[l.LoadBalancerID]; ok && !lb.DeletedAt.IsZero() {
+		return LsnDeleting
+	}
+	return l.status(now)
 }
 
 // listenerForUpdate returns the listener named by ListenerId and its LB,
@@ -160,8 +192,10 @@ func (s *Service) transition(req *api.Request, l *Listener, lb *LoadBalancer, tr
 	return j
 }
 
-func (s *Service) sortedListeners() []*Listener {
-	return store.ByCreation(s.state.Listeners, func(l *Listener) int64 { return l.Seq })
+// sortedListeners lists the listeners that exist at now, oldest first.
+func (s *Service) sortedListeners(now time.Time) []*Listener {
+	all := store.ByCreation(s.state.Listeners, func(l *Listener) int64 { return l.Seq })
+	return slices.DeleteFunc(all, func(l *Listener) bool { return s.listenerGone(l, now) })
 }
 
 // checkServerGroupFor verifies that group id can serve listener l of lb.
@@ -284,9 +318,9 @@ func parsePorts(p api.Params) (port, start, end int, err error) {
 
 // portConflict returns a listener of lb whose ports overlap l's on the
 // same transport, other than l itself.
-func (s *Service) portConflict(lb string, l *Listener) *Listener {
+func (s *Service) portConflict(now time.Time, lb string, l *Listener) *Listener {
 	lo, hi := l.portRange()
-	for _, o := range s.sortedListeners() {
+	for _, o := range s.sortedListeners(now) {
 		if o.LoadBalancerID != lb || o.ID == l.ID || transport(o.Protocol) != transport(l.Protocol) {
 			continue
 		}
@@ -348,7 +382,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 	if err := s.checkServerGroupFor(req, sgID, l, lb); err != nil {
 		return nil, err
 	}
-	if o := s.portConflict(lb.ID, l); o != nil {
+	if o := s.portConflict(req.Now, lb.ID, l); o != nil {
 		lo, hi := o.portRange()
 		return nil, api.Errorf(http.StatusBadRequest, "Conflict.Port", "The port %s of load balancer %s conflicts with listener %s (%s %d-%d).", portText(l), lb.ID, o.ID, o.Protocol, lo, hi)
 	}
@@ -383,7 +417,7 @@ func (s *Service) listenerView(l *Listener, now time.Time) map[string]any {
 		"ListenerPort": l.Port, "ListenerDescription": l.Description, "ServerGroupId": l.ServerGroupID,
 		"IdleTimeout": l.IdleTimeout, "CaEnabled": l.CAEnabled, "AlpnEnabled": l.AlpnEnabled,
 		"ProxyProtocolEnabled": l.ProxyProtocolEnabled, "SecSensorEnabled": l.SecSensorEnabled,
-		"ListenerStatus": l.status(now), "Cps": l.Cps, "Mss": l.Mss,
+		"ListenerStatus": s.listenerStatus(l, now), "Cps": l.Cps, "Mss": l.Mss,
 		"CertificateIds": nonNil(l.CertificateIDs), "CaCertificateIds": nonNil(l.CACertificateIDs),
 		"Tags": api.TagMaps(l.Tags, "Key", "Value"), "ProxyProtocolV2Config": ppv2View(l.ProxyProtocolV2),
 	}
@@ -423,14 +457,15 @@ func (s *Service) listListeners(req *api.Request) (map[string]any, error) {
 	}
 	tags := p.Tags()
 	var match []*Listener
-	for _, l := range s.sortedListeners() {
+	for _, l := range s.sortedListeners(req.Now) {
 		if l.RegionID != req.RegionID || (len(lbs) > 0 && !slices.Contains(lbs, l.LoadBalancerID)) ||
 			(len(ids) > 0 && !slices.Contains(ids, l.ID)) || (proto != "" && proto != l.Protocol) || !api.MatchTags(l.Tags, tags) {
 			continue
 		}
 		match = append(match, l)
 	}
-	maxResults, start, end, next, err := p.Token(len(match), 20, 100, "")
+	match, keys := api.SortByKey(match, func(l *Listener) string { return api.SeqKey(l.Seq) })
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}
@@ -461,7 +496,7 @@ func (s *Service) updateListenerAttribute(req *api.Request) (map[string]any, err
 		if upd.StartPort > upd.EndPort {
 			return nil, api.InvalidParameter("StartPort", "The StartPort %d must not be greater than EndPort %d.", upd.StartPort, upd.EndPort)
 		}
-		if o := s.portConflict(lb.ID, &upd); o != nil {
+		if o := s.portConflict(req.Now, lb.ID, &upd); o != nil {
 			return nil, api.Errorf(http.StatusBadRequest, "Conflict.Port", "The port %s of load balancer %s conflicts with listener %s.", portText(&upd), lb.ID, o.ID)
 		}
 	}
@@ -487,8 +522,9 @@ func (s *Service) deleteListener(req *api.Request) (map[string]any, error) {
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	delete(s.state.Listeners, l.ID)
-	return map[string]any{"JobId": s.lockLB(req, lb, false).ID}, nil
+	j := s.lockLB(req, lb, false)
+	l.DeletedAt = j.DoneAt
+	return map[string]any{"JobId": j.ID}, nil
 }
 
 func (s *Service) startListener(req *api.Request) (map[string]any, error) {
@@ -546,7 +582,16 @@ func (s *Service) listListenerCertificates(req *api.Request) (map[string]any, er
 			certs = append(certs, cert{c, "Ca", false})
 		}
 	}
-	maxResults, start, end, next, err := req.Params.Token(len(certs), 20, 100, "")
+	// Server certificates first (the default one leading), then CA ones;
+	// by id within each, so the cursor survives associations between pages.
+	certs, keys := api.SortByKey(certs, func(c cert) string {
+		rank := map[bool]string{true: "0", false: "1"}[c.def]
+		if c.typ == "Ca" {
+			rank = "2"
+		}
+		return rank + "/" + c.id
+	})
+	maxResults, start, end, next, err := req.Params.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,12 @@ const (
 	LBProvisioning = "Provisioning"
 	LBConfiguring  = "Configuring"
 	LBActive       = "Active"
+	// LBDeleting is reported from DeleteLoadBalancer until its job ends;
+	// the LB, its listeners and its security-group joins last until then.
+	LBDeleting = "Deleting"
+	// LBCreateFailed is the end state of an LB whose create job failed:
+	// it keeps its addresses, refuses changes and can only be deleted.
+	LBCreateFailed = "CreateFailed"
 )
 
 // Limits of the NLB product that are not tunable quotas.
@@ -86,6 +92,13 @@ type LoadBalancer struct {
 	// BusyUntil ends the lock of the last job on the LB or its listeners
 	// (Conflict.Lock before).
 	BusyUntil time.Time `json:"busyUntil"`
+	// DeletedAt, when set, is when the LB's deletion job ends: it is
+	// Deleting before and gone after (a failed create rolls back the same
+	// way). Zero for a live LB.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// CreateFailed marks an LB whose create job failed (LBCreateFailed
+	// once ReadyAt passed).
+	CreateFailed bool `json:"createFailed,omitempty"`
 	// Seq orders load balancers by creation, for stable listings.
 	Seq int64 `json:"seq"`
 }
@@ -126,12 +139,22 @@ type ZoneMapping struct {
 
 func (lb *LoadBalancer) status(now time.Time) string {
 	switch {
+	case !lb.DeletedAt.IsZero():
+		return LBDeleting
 	case now.Before(lb.ReadyAt):
 		return LBProvisioning
+	case lb.CreateFailed:
+		return LBCreateFailed
 	case now.Before(lb.ConfiguringUntil):
 		return LBConfiguring
 	}
 	return LBActive
+}
+
+// gone reports whether the LB's deletion finished by now: every read
+// treats it as absent, and the next mutating call removes it.
+func (lb *LoadBalancer) gone(now time.Time) bool {
+	return !lb.DeletedAt.IsZero() && !now.Before(lb.DeletedAt)
 }
 
 func (lb *LoadBalancer) dnsName() string { return lb.ID + "." + lb.RegionID + ".nlb.aliyuncs.com" }
@@ -139,7 +162,7 @@ func (lb *LoadBalancer) dnsName() string { return lb.ID + "." + lb.RegionID + ".
 // lb returns a load balancer of the request's region.
 func (s *Service) lb(req *api.Request, id string) (*LoadBalancer, error) {
 	lb, ok := s.state.LoadBalancers[id]
-	if !ok || lb.RegionID != req.RegionID {
+	if !ok || lb.RegionID != req.RegionID || lb.gone(req.Now) {
 		return nil, errLBNotFound(id)
 	}
 	return lb, nil
@@ -165,7 +188,7 @@ func (s *Service) lbForUpdate(req *api.Request) (*LoadBalancer, error) {
 }
 
 func (s *Service) checkLBMutable(req *api.Request, lb *LoadBalancer) error {
-	if req.Now.Before(lb.ReadyAt) {
+	if req.Now.Before(lb.ReadyAt) || !lb.DeletedAt.IsZero() || lb.CreateFailed {
 		return errIncorrectStatus("loadbalancer", lb.ID)
 	}
 	if req.Now.Before(lb.BusyUntil) {
@@ -465,8 +488,10 @@ func (s *Service) getLoadBalancerAttribute(req *api.Request) (map[string]any, er
 	return s.lbView(lb, req.Now, true), nil
 }
 
-func (s *Service) sortedLBs() []*LoadBalancer {
-	return store.ByCreation(s.state.LoadBalancers, func(lb *LoadBalancer) int64 { return lb.Seq })
+// sortedLBs lists the LBs that exist at now, oldest first.
+func (s *Service) sortedLBs(now time.Time) []*LoadBalancer {
+	all := store.ByCreation(s.state.LoadBalancers, func(lb *LoadBalancer) int64 { return lb.Seq })
+	return slices.DeleteFunc(all, func(lb *LoadBalancer) bool { return lb.gone(now) })
 }
 
 // lbHasAddress reports whether an LB answers on addr (any of its IPs).
@@ -495,7 +520,7 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 	}
 	zone, address := p.String("ZoneId"), p.String("Address")
 	var match []*LoadBalancer
-	for _, lb := range s.sortedLBs() {
+	for _, lb := range s.sortedLBs(req.Now) {
 		if lb.RegionID != req.RegionID ||
 			(len(ids) > 0 && !slices.Contains(ids, lb.ID)) ||
 			(len(names) > 0 && !slices.Contains(names, lb.Name)) ||
@@ -529,7 +554,8 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 			match = append(match, lb)
 		}
 	}
-	maxResults, start, end, next, err := p.Token(len(match), 20, 100, "")
+	match, keys := api.SortByKey(match, func(lb *LoadBalancer) string { return api.SeqKey(lb.Seq) })
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}
@@ -554,20 +580,50 @@ func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {
 	if req.Now.Before(lb.BusyUntil) {
 		return nil, errLock(lb.ID)
 	}
+	if !lb.DeletedAt.IsZero() {
+		return nil, errIncorrectStatus("loadbalancer", lb.ID)
+	}
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
+	// Deletion is a job, as the cloud's (Terraform's alicloud_nlb_load_balancer
+	// waits for its JobId to succeed): the LB reports Deleting and stays
+	// locked, and its listeners keep their server groups in use and its
+	// security-group joins hold, until the job ends (sweep removes them).
+	j := s.lockLB(req, lb, false)
+	lb.DeletedAt = j.DoneAt
+	return map[string]any{"JobId": j.ID}, nil
+}
+
+// sweep removes what finished deleting by now: LBs past their deletion job
+// with their listeners (releasing the LB's addresses), and listeners past
+// theirs. It runs under the write lock at every mutating call; reads skip
+// such resources on their own (gone), so a read never has to mutate.
+func (s *Service) sweep(now time.Time) {
+	for id, lb := range s.state.LoadBalancers {
+		if !lb.gone(now) {
+			continue
+		}
+		for lid, l := range s.state.Listeners {
+			if l.LoadBalancerID == id {
+				delete(s.state.Listeners, lid)
+			}
+		}
+		for _, z := range lb.Zones {
+			s.releaseZone(z)
+		}
+		delete(s.state.LoadBalancers, id)
+	}
 	for id, l := range s.state.Listeners {
-		if l.LoadBalancerID == lb.ID {
+		if l.gone(now) {
 			delete(s.state.Listeners, id)
 		}
 	}
-	for _, z := range lb.Zones {
-		s.releaseZone(z)
+	for id, g := range s.state.ServerGroups {
+		if g.gone(now) {
+			delete(s.state.ServerGroups, id)
+		}
 	}
-	delete(s.state.LoadBalancers, lb.ID)
-	j := s.startJob(req, "loadbalancer", lb.ID)
-	return map[string]any{"JobId": j.ID}, nil
 }
 
 func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any, error) {

@@ -115,6 +115,7 @@ func (s *Service) Product() api.Product {
 		"UpdateServerGroupServersAttribute":              s.updateServers,
 		"CreateListener":                                 s.createListener,
 		"ListListeners":                                  s.listListeners,
+		"GetListenerHealthStatus":                        s.getListenerHealthStatus,
 		"GetListenerAttribute":                           s.getListenerAttribute,
 		"UpdateListenerAttribute":                        s.updateListenerAttribute,
 		"DeleteListener":                                 s.deleteListener,
@@ -147,10 +148,11 @@ const jobTTL = 24 * time.Hour
 func (s *Service) mutating(h api.Handler) api.Handler {
 	return func(req *api.Request) (map[string]any, error) {
 		s.prune(req.Now)
+		s.sweep(req.Now)
 		tok := req.Params.String("ClientToken")
 		dry, _ := req.Params.Bool("DryRun", false)
 		if tok == "" || dry {
-			return h(req)
+			return s.apply(h, req)
 		}
 		key := req.Action + "/" + tok
 		fp := fingerprint(req.Params)
@@ -160,13 +162,76 @@ func (s *Service) mutating(h api.Handler) api.Handler {
 			}
 			return copyResponse(rec.Response), nil
 		}
-		resp, err := h(req)
+		resp, err := s.apply(h, req)
 		if err != nil {
 			return nil, err
 		}
 		s.state.Tokens[key] = &TokenRecord{Fingerprint: fp, Response: copyResponse(resp), At: req.Now}
 		return resp, nil
 	}
+}
+
+// apply runs a mutating handler; with req.FailJob (a failJob fault) the
+// call answers as usual but its job fails: the state goes back to what it
+// was before the call, the job's resource stays locked until the job ends,
+// and a resource the call created is kept only as the failed create leaves
+// it (a CreateFailed load balancer; a server group that disappears when
+// the job ends). A synchronous action (no JobId) is not affected.
+func (s *Service) apply(h api.Handler, req *api.Request) (map[string]any, error) {
+	if !req.FailJob {
+		return h(req)
+	}
+	before, err := cloneState(s.state)
+	if err != nil {
+		return nil, api.Errorf(http.StatusInternalServerError, "InternalError", "The request processing has failed due to some unknown error: %v", err)
+	}
+	resp, err := h(req)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := resp["JobId"].(string)
+	j := s.state.Jobs[id]
+	if j == nil {
+		return resp, nil
+	}
+	after := *s.state
+	seq, addrSeq := s.state.Seq, s.state.AddrSeq
+	*s.state = *before
+	s.state.Seq, s.state.AddrSeq = seq, addrSeq
+	j.Fails = true
+	s.state.Jobs[j.ID] = j
+	switch j.ResourceType {
+	case "loadbalancer":
+		if lb, ok := s.state.LoadBalancers[j.ResourceID]; ok {
+			lb.BusyUntil = j.DoneAt
+		} else if lb, ok := after.LoadBalancers[j.ResourceID]; ok {
+			lb.CreateFailed, lb.BusyUntil = true, j.DoneAt
+			s.state.LoadBalancers[lb.ID] = lb
+		}
+	case "servergroup":
+		if g, ok := s.state.ServerGroups[j.ResourceID]; ok {
+			g.BusyUntil = j.DoneAt
+		} else if g, ok := after.ServerGroups[j.ResourceID]; ok && req.Action == "CreateServerGroup" {
+			g.DeletedAt = j.DoneAt
+			s.state.ServerGroups[g.ID] = g
+		}
+	}
+	return resp, nil
+}
+
+// cloneState deep-copies the NLB state through JSON, the form it is
+// persisted in.
+func cloneState(st *State) (*State, error) {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	out := &State{}
+	out.Reset()
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // copyResponse deep-copies a response through JSON so that the stored copy
@@ -299,8 +364,10 @@ func nonNil[T any](s []T) []T {
 // securityGroupUsers lists the load balancers in a security group (sorted).
 func (s *Service) securityGroupUsers(sgID string) []string {
 	var out []string
+	// ECS asks from its own handler, whose clock is the wall clock too.
+	now := time.Now()
 	for id, lb := range s.state.LoadBalancers {
-		if slices.Contains(lb.SecurityGroupIDs, sgID) {
+		if !lb.gone(now) && slices.Contains(lb.SecurityGroupIDs, sgID) {
 			out = append(out, id)
 		}
 	}

@@ -85,8 +85,17 @@ type ServerGroup struct {
 	// BusyUntil ends the lock of the last job on the group (Conflict.Lock
 	// before).
 	BusyUntil time.Time `json:"busyUntil"`
+	// DeletedAt, when set, is when a group whose create job failed
+	// disappears (rolled back); zero otherwise. A deleted group goes at
+	// once: only its job reports Processing.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
 	// Seq orders groups by creation, for stable listings.
 	Seq int64 `json:"seq"`
+}
+
+// gone reports whether a rolled-back group has disappeared by now.
+func (g *ServerGroup) gone(now time.Time) bool {
+	return !g.DeletedAt.IsZero() && !now.Before(g.DeletedAt)
 }
 
 // HealthCheck is a server group's health check configuration.
@@ -139,6 +148,8 @@ type Server struct {
 	ReadyAt time.Time `json:"readyAt"`
 	// ConfiguringUntil ends the Configuring status of an attribute update.
 	ConfiguringUntil time.Time `json:"configuringUntil"`
+	// Seq orders servers by when they were added, for stable listings.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 func (g *ServerGroup) status(now time.Time) string {
@@ -163,7 +174,7 @@ func (sv *Server) status(now time.Time) string {
 
 func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error) {
 	g, ok := s.state.ServerGroups[id]
-	if !ok || g.RegionID != req.RegionID {
+	if !ok || g.RegionID != req.RegionID || g.gone(req.Now) {
 		return nil, errServerGroupNotFound(id)
 	}
 	return g, nil
@@ -195,8 +206,10 @@ func (s *Service) lockSG(req *api.Request, g *ServerGroup) *Job {
 	return j
 }
 
-func (s *Service) sortedServerGroups() []*ServerGroup {
-	return store.ByCreation(s.state.ServerGroups, func(g *ServerGroup) int64 { return g.Seq })
+// sortedServerGroups lists the groups that exist at now, oldest first.
+func (s *Service) sortedServerGroups(now time.Time) []*ServerGroup {
+	all := store.ByCreation(s.state.ServerGroups, func(g *ServerGroup) int64 { return g.Seq })
+	return slices.DeleteFunc(all, func(g *ServerGroup) bool { return g.gone(now) })
 }
 
 var httpCodes = []string{"http_2xx", "http_3xx", "http_4xx", "http_5xx"}
@@ -360,9 +373,9 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 }
 
 // relatedLBs lists the load balancers whose listeners forward to group id.
-func (s *Service) relatedLBs(id string) []string {
+func (s *Service) relatedLBs(now time.Time, id string) []string {
 	var out []string
-	for _, l := range s.sortedListeners() {
+	for _, l := range s.sortedListeners(now) {
 		if l.ServerGroupID == id && !slices.Contains(out, l.LoadBalancerID) {
 			out = append(out, l.LoadBalancerID)
 		}
@@ -393,7 +406,7 @@ func (s *Service) sgView(g *ServerGroup, now time.Time) map[string]any {
 		"ConnectionDrainEnabled": g.ConnectionDrainEnabled, "ConnectionDrainTimeout": g.ConnectionDrainTimeout,
 		"PreserveClientIpEnabled": g.PreserveClientIPEnabled, "AnyPortEnabled": g.AnyPortEnabled,
 		"ResourceGroupId": api.ResourceGroupOr(g.ResourceGroupID), "ServerGroupStatus": g.status(now), "AliUid": aliUID(g.AccountID),
-		"ServerCount": len(g.Servers), "RelatedLoadBalancerIds": nonNil(s.relatedLBs(g.ID)),
+		"ServerCount": len(g.Servers), "RelatedLoadBalancerIds": nonNil(s.relatedLBs(now, g.ID)),
 		"HealthCheck": hc, "Tags": api.TagMaps(g.Tags, "Key", "Value"),
 	}
 }
@@ -404,7 +417,7 @@ func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
 	typ, vpcID, rg := p.String("ServerGroupType"), p.String("VpcId"), p.String("ResourceGroupId")
 	tags := p.Tags()
 	var match []*ServerGroup
-	for _, g := range s.sortedServerGroups() {
+	for _, g := range s.sortedServerGroups(req.Now) {
 		if g.RegionID != req.RegionID || (len(ids) > 0 && !slices.Contains(ids, g.ID)) || (len(names) > 0 && !slices.Contains(names, g.Name)) ||
 			(typ != "" && !strings.EqualFold(typ, g.Type)) || (vpcID != "" && vpcID != g.VpcID) ||
 			(rg != "" && rg != g.ResourceGroupID) || !api.MatchTags(g.Tags, tags) {
@@ -412,7 +425,8 @@ func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
 		}
 		match = append(match, g)
 	}
-	maxResults, start, end, next, err := p.Token(len(match), 20, 100, "")
+	match, keys := api.SortByKey(match, func(g *ServerGroup) string { return api.SeqKey(g.Seq) })
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +466,7 @@ func (s *Service) deleteServerGroup(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range s.sortedListeners() {
+	for _, l := range s.sortedListeners(req.Now) {
 		if l.ServerGroupID == g.ID {
 			return nil, api.Errorf(http.StatusBadRequest, "ResourceInUse.ServerGroup", "The server group %s is in use by listener %s.", g.ID, l.ID)
 		}
@@ -607,7 +621,7 @@ func (s *Service) addServers(req *api.Request) (map[string]any, error) {
 		if sp.hasWeight {
 			w = sp.Weight
 		}
-		added = append(added, &Server{ID: sp.ID, Type: sp.Type, IP: ip, Port: sp.Port, Weight: w, Description: sp.Description, ZoneID: zone})
+		added = append(added, &Server{ID: sp.ID, Type: sp.Type, IP: ip, Port: sp.Port, Weight: w, Description: sp.Description, ZoneID: zone, Seq: s.state.next()})
 	}
 	if q := s.st.Settings().Quota(store.QuotaNLBServersPerGroup); len(g.Servers)+len(added) > q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServersNum", "Server group %s would have %d servers; the quota is %d.", g.ID, len(g.Servers)+len(added), q)
@@ -709,14 +723,18 @@ func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, erro
 		}
 		groups = []*ServerGroup{g}
 	} else {
-		for _, g := range s.sortedServerGroups() {
+		for _, g := range s.sortedServerGroups(req.Now) {
 			if g.RegionID == req.RegionID {
 				groups = append(groups, g)
 			}
 		}
 	}
 	ids, ips := p.List("ServerIds"), p.List("ServerIps")
-	var rows []map[string]any
+	type item struct {
+		key string
+		out map[string]any
+	}
+	var rows []item
 	for _, g := range groups {
 		for _, sv := range g.Servers {
 			if (len(ids) > 0 && !slices.Contains(ids, sv.ID)) || (len(ips) > 0 && !slices.Contains(ips, sv.IP)) {
@@ -729,12 +747,19 @@ func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, erro
 			if sv.ZoneID != "" {
 				row["ZoneId"] = sv.ZoneID
 			}
-			rows = append(rows, row)
+			// Servers are matched by id and port; their group's and their
+			// own creation order keep the listing's order.
+			rows = append(rows, item{fmt.Sprintf("%s/%s/%s/%05d", api.SeqKey(g.Seq), api.SeqKey(sv.Seq), sv.ID, sv.Port), row})
 		}
 	}
-	maxResults, start, end, next, err := p.Token(len(rows), 20, 100, "")
+	rows, keys := api.SortByKey(rows, func(r item) string { return r.key })
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"Servers": nonNil(rows[start:end]), "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+	page := make([]map[string]any, 0, end-start)
+	for _, r := range rows[start:end] {
+		page = append(page, r.out)
+	}
+	return map[string]any{"Servers": page, "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
 }

@@ -186,19 +186,19 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 	var res []owned
 	switch typ {
 	case ResourceLoadBalancer:
-		for _, lb := range s.sortedLBs() {
+		for _, lb := range s.sortedLBs(req.Now) {
 			if lb.RegionID == req.RegionID {
 				res = append(res, owned{lb.ID, lb.Tags})
 			}
 		}
 	case ResourceServerGroup:
-		for _, g := range s.sortedServerGroups() {
+		for _, g := range s.sortedServerGroups(req.Now) {
 			if g.RegionID == req.RegionID {
 				res = append(res, owned{g.ID, g.Tags})
 			}
 		}
 	case ResourceListener:
-		for _, l := range s.sortedListeners() {
+		for _, l := range s.sortedListeners(req.Now) {
 			if l.RegionID == req.RegionID {
 				res = append(res, owned{l.ID, l.Tags})
 			}
@@ -216,7 +216,8 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 			})
 		}
 	}
-	maxResults, start, end, next, err := req.Params.Token(len(rows), 20, 100, "")
+	rows, keys := api.SortByKey(rows, func(m map[string]any) string { return m["ResourceId"].(string) + "\x00" + m["TagKey"].(string) })
+	maxResults, start, end, next, err := req.Params.Cursor(keys, 20, 100, "")
 	if err != nil {
 		return nil, err
 	}

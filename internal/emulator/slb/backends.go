@@ -340,8 +340,10 @@ func (s *Service) setBackendServers(req *api.Request) (map[string]any, error) {
 // describeHealthStatus reports each backend of each listener (optionally
 // one ListenerPort and ListenerProtocol): the members of the listener's
 // vServer group, or of the default server group on BackendServerPort. The
-// emulator runs no probes, so a running listener's backends are normal
-// and a stopped listener's unavailable, as the API reports them.
+// emulator runs no probes: a running listener's backends are normal or,
+// when ecs.BackendHealth finds them down (instance stopped or gone, check
+// port not listening), abnormal; a stopped listener's, or one whose health
+// check is off, are unavailable, as the API reports them.
 func (s *Service) describeHealthStatus(req *api.Request) (map[string]any, error) {
 	lb, err := s.lb(req)
 	if err != nil {
@@ -363,10 +365,9 @@ func (s *Service) describeHealthStatus(req *api.Request) (map[string]any, error)
 		if (port != 0 && l.Port != port) || (proto != "" && l.Protocol != proto) {
 			continue
 		}
-		health := "normal"
-		if l.status(req) != "running" {
-			health = "unavailable"
-		}
+		// unavailable: the listener is not running or checks nothing.
+		checked := l.status(req) == "running" && l.Config["HealthCheckSwitch"] != "off" && l.Config["HealthCheck"] != "off"
+		checkPort, _ := strconv.Atoi(l.Config["HealthCheckConnectPort"])
 		members := lb.BackendServers
 		if g := s.state.VServerGroups[l.VServerGroupID]; g != nil {
 			members = g.Backends
@@ -375,6 +376,17 @@ func (s *Service) describeHealthStatus(req *api.Request) (map[string]any, error)
 			bp := b.Port
 			if bp == 0 {
 				bp = l.BackendServerPort
+			}
+			health := "unavailable"
+			if checked {
+				port := bp
+				if checkPort > 0 {
+					port = checkPort
+				}
+				health = "normal"
+				if s.ecs != nil && s.ecs.BackendHealth(b.ServerID, port, req.Now) != "" {
+					health = "abnormal"
+				}
 			}
 			rows = append(rows, map[string]any{"ListenerPort": l.Port, "Protocol": strings.ToUpper(l.Protocol),
 				"ServerId": b.ServerID, "ServerIp": b.ServerIP, "Port": bp, "ServerHealthStatus": health, "EniHost": ""})

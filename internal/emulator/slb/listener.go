@@ -1,6 +1,7 @@
 package slb
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -585,7 +586,25 @@ func (s *Service) describeLoadBalancerListeners(req *api.Request) (map[string]an
 			}
 		}
 	}
-	maxResults, start, end, next, err := p.Token(len(matched), 20, 100, "MaxResults")
+	// Cursor keys: the load balancer's place (its position in the request's
+	// LoadBalancerId.N, else its creation time and id), then the port and
+	// protocol, so that a page boundary survives listeners and load
+	// balancers added or removed between pages.
+	byRequest := len(p.List("LoadBalancerId")) > 0
+	pos := map[string]int{}
+	for i, id := range ids {
+		if _, ok := pos[id]; !ok {
+			pos[id] = i
+		}
+	}
+	matched, keys := api.SortByKey(matched, func(m pair) string {
+		lbKey := m.lb.CreatedAt.UTC().Format("20060102T150405.000000000") + "/" + m.lb.ID
+		if byRequest {
+			lbKey = fmt.Sprintf("%05d", pos[m.lb.ID])
+		}
+		return fmt.Sprintf("%s/%05d/%s", lbKey, m.l.Port, m.l.Protocol)
+	})
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "MaxResults")
 	if err != nil {
 		return nil, err
 	}

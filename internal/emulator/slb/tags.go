@@ -260,7 +260,8 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 			rows = append(rows, tagResource{ResourceID: id, ResourceType: rtype, TagKey: tag.Key, TagValue: tag.Value})
 		}
 	}
-	_, start, end, next, err := req.Params.Token(len(rows), 50, 50, "MaxResults")
+	rows, keys := api.SortByKey(rows, func(r tagResource) string { return r.ResourceID + "\x00" + r.TagKey })
+	_, start, end, next, err := req.Params.Cursor(keys, 50, 50, "MaxResults")
 	if err != nil {
 		return nil, err
 	}

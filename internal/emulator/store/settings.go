@@ -36,15 +36,53 @@ const (
 	QuotaTagsPerResource         = "tags.perResource"
 )
 
+// Timing modes: which delays a fresh (or reset) emulator has.
+const (
+	// TimingCloud is the cloud's own timing, compressed (DefaultDelays):
+	// the default, so that every client is tested against it.
+	TimingCloud = "cloud"
+	// TimingZero makes every asynchronous transition immediate, for a
+	// test that asks for it.
+	TimingZero = "zero"
+	// TimingCustom is reported when the delays match neither mode.
+	TimingCustom = "custom"
+)
+
+// TimingModes lists the modes SetTiming accepts.
+func TimingModes() []string { return []string{TimingCloud, TimingZero} }
+
 // Settings are the runtime-tunable delays and quotas.
 type Settings struct {
 	mu     sync.RWMutex
 	delays map[string]time.Duration
 	quotas map[string]int
+	// timing is the mode ResetDefaults restores.
+	timing string
 }
 
-// DefaultDelays are the asynchronous delays of a fresh emulator: short
-// enough for tests, long enough that clients must poll.
+// DelaysFor returns the delays of a timing mode.
+func DelaysFor(mode string) (map[string]time.Duration, error) {
+	switch mode {
+	case TimingCloud, "":
+		return DefaultDelays(), nil
+	case TimingZero:
+		d := DefaultDelays()
+		for k := range d {
+			d[k] = 0
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown timing %q (known: %v)", mode, TimingModes())
+}
+
+// DefaultDelays are the asynchronous delays of a fresh emulator, the
+// cloud's own compressed so that a test waits seconds, not minutes, yet
+// every client must poll: an NLB provisions for 2 s (minutes in the
+// cloud), an NLB job runs 500 ms, a route entry is Pending 500 ms, an ECS
+// instance transitions for 1 s. CLB changes are synchronous, as the CLB
+// API answers them (its create returns the active instance and its
+// listener and backend calls apply before they answer), so slb.configuring
+// is 0; a test can still set it to see ServiceIsConfiguring.
 func DefaultDelays() map[string]time.Duration {
 	return map[string]time.Duration{
 		DelayNLBProvisioning: 2 * time.Second,
@@ -74,7 +112,41 @@ func DefaultQuotas() map[string]int {
 
 // NewSettings returns the defaults.
 func NewSettings() *Settings {
-	return &Settings{delays: DefaultDelays(), quotas: DefaultQuotas()}
+	return &Settings{delays: DefaultDelays(), quotas: DefaultQuotas(), timing: TimingCloud}
+}
+
+// SetTiming sets every delay to those of a timing mode, which a reset
+// then restores.
+func (s *Settings) SetTiming(mode string) error {
+	d, err := DelaysFor(mode)
+	if err != nil {
+		return err
+	}
+	if mode == "" {
+		mode = TimingCloud
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delays, s.timing = d, mode
+	return nil
+}
+
+// Timing names the mode the current delays match: TimingCloud,
+// TimingZero or TimingCustom.
+func (s *Settings) Timing() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, mode := range TimingModes() {
+		d, _ := DelaysFor(mode)
+		same := len(d) == len(s.delays)
+		for k, v := range d {
+			same = same && s.delays[k] == v
+		}
+		if same {
+			return mode
+		}
+	}
+	return TimingCustom
 }
 
 // Delay returns a named delay (0 when unknown).
@@ -142,7 +214,7 @@ func (s *Settings) Snapshot() (map[string]time.Duration, map[string]int) {
 func (s *Settings) ResetDefaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.delays = DefaultDelays()
+	s.delays, _ = DelaysFor(s.timing)
 	s.quotas = DefaultQuotas()
 }
 

@@ -511,7 +511,8 @@ func (s *Service) describeRouteEntryList(req *api.Request) (map[string]any, erro
 		list = append(list, e)
 	}
 	// Documented as at most 100, yet the cloud serves the 500 the existing CCM asks for.
-	_, start, end, next, err := p.Token(len(list), 10, 500, "MaxResult")
+	list, keys := api.SortByKey(list, func(e *RouteEntry) string { return api.SeqKey(e.Seq) })
+	_, start, end, next, err := p.Cursor(keys, 10, 500, "MaxResult")
 	if err != nil {
 		return nil, err
 	}

@@ -313,9 +313,13 @@ func (a api) untag(ctx context.Context, resourceType, id string, keys []string) 
 func (a api) deleteLB(ctx context.Context, id string) (string, error) {
 	r := nlb.CreateDeleteLoadBalancerRequest()
 	r.LoadBalancerId = id
+	// Deletion is a job that locks the load balancer: a replay after a
+	// lost response would get Conflict.Lock; with the same token it gets
+	// the first answer, the job to wait for.
+	r.ClientToken = uuid.NewString()
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteLoadBalancer", func(c *cloud.Clients) (*nlb.DeleteLoadBalancerResponse, error) {
 		return c.NLB.DeleteLoadBalancer(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if cloud.IsNotFound(err) {
 		return "", nil
 	}
@@ -651,9 +655,11 @@ func (a api) startListener(ctx context.Context, id string) (string, error) {
 func (a api) deleteListener(ctx context.Context, id string) (string, error) {
 	r := nlb.CreateDeleteListenerRequest()
 	r.ListenerId = id
+	// As for deleteLB: a replay after a lost response gets the job.
+	r.ClientToken = uuid.NewString()
 	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteListener", func(c *cloud.Clients) (*nlb.DeleteListenerResponse, error) {
 		return c.NLB.DeleteListener(r)
-	})
+	}, cloud.ClientTokenOf(r))
 	if cloud.IsNotFound(err) {
 		return "", nil
 	}

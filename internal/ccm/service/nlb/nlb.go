@@ -39,6 +39,7 @@ const protectionReason = "managed.by.ack"
 const (
 	statusProvisioning = "Provisioning"
 	statusCreateFailed = "CreateFailed"
+	statusDeleting     = "Deleting"
 )
 
 // Tag resource types of TagResources.
@@ -219,6 +220,11 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		var err error
 		if lb, err = p.waitActive(ctx, lb.ID); err != nil {
 			return nil, err
+		}
+		// A create job that failed ends the wait as well as one that
+		// succeeded; the LB then refuses every change.
+		if lb.Status == statusCreateFailed {
+			return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
 		}
 	}
 	sr, err := p.findSourceRangeGroups(ctx, req, lb)
@@ -713,6 +719,33 @@ func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
 	}
 }
 
+// waitDeleted reads a Deleting load balancer until it is gone, one
+// GetLoadBalancerAttribute per JobPollInterval; past JobTimeout the sync
+// ends with a RetryError.
+func (p *Provider) waitDeleted(ctx context.Context, id string) error {
+	deadline := time.Now().Add(p.opts.JobTimeout)
+	for {
+		lb, err := p.api.getLB(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read load balancer %s: %w", id, err)
+		}
+		if lb == nil {
+			return nil
+		}
+		if lb.Status != statusDeleting {
+			return &service.RetryError{Err: fmt.Errorf("load balancer %s is %s, not gone, after its deletion", id, lb.Status)}
+		}
+		if time.Now().After(deadline) {
+			return &service.RetryError{Err: fmt.Errorf("load balancer %s is still %s after %s", id, lb.Status, p.opts.JobTimeout)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the deletion of load balancer %s: %w", id, ctx.Err())
+		case <-time.After(p.opts.JobPollInterval):
+		}
+	}
+}
+
 // updateLB changes only what the annotations explicitly ask for and the
 // cloud does not already have; absent annotations leave the cloud alone,
 // so an adopted load balancer sees no write. Our own load balancers get
@@ -967,6 +1000,16 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	for _, lb := range own {
 		if err := p.settle(ctx, lb.ID); err != nil && !cloud.IsNotFound(err) {
 			return "", err
+		}
+		if lb.Status == statusDeleting {
+			// An earlier pass (a replaced leader) deleted it and did not see
+			// its job end: another DeleteLoadBalancer would meet the job's
+			// lock. Its server groups stay in use until it is gone.
+			if err := p.waitDeleted(ctx, lb.ID); err != nil {
+				return "", err
+			}
+			done = append(done, fmt.Sprintf("Deleted load balancer %s", lb.ID))
+			continue
 		}
 		if lb.DeletionProtection {
 			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {

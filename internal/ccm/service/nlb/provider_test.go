@@ -425,6 +425,9 @@ func TestLoadBalancerDeletedOutOfBand(t *testing.T) {
 	dr.LoadBalancerId = old
 	_, err = f.sdk.DeleteLoadBalancer(dr)
 	emulatortest.NoError(t, err)
+	// Deletion is a job: the LB is Deleting, its listeners still use the
+	// group, until it ends.
+	emulatortest.Eventually(t, "the out-of-band deletion to finish", func() bool { return !f.lbExists(old) })
 
 	if _, err := f.p.SyncBackends(f.ctx, req); !errors.Is(err, service.ErrFullSyncNeeded) {
 		t.Fatalf("SyncBackends: %v, want ErrFullSyncNeeded", err)
