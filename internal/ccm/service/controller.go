@@ -783,8 +783,9 @@ func (c *Controller) request(ctx context.Context, svc *corev1.Service, settings 
 	all := c.slicesOf(svc)
 	pods := newPodView(c.kube, svc.Namespace)
 	slices, gated := c.admitGated(ctx, svc, settings, all, pods)
+	id := IdentityOf(svc, c.opts.ClusterID)
 	return &Request{
-		foreign: foreignPods(svc, settings, all), pods: pods,
+		foreign: foreignPods(svc, settings, all), pods: pods, identity: &id,
 		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
 		Backends:       ComputeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
@@ -812,7 +813,7 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 	}
 	if !req.Settings.Reused() {
 		// After a start, the listing's tags prove it as a read would.
-		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
+		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && req.Identity().Owns(lb.Tags) {
 			c.proven.Store(svc.UID, lb.ID)
 			return &Binding{LB: lb}, nil
 		}
@@ -994,7 +995,8 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Service) error {
 	start := time.Now()
 	s, _ := annotations.Parse(svc, c.defaultsFor(p))
-	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID]}
+	id := IdentityOf(svc, c.opts.ClusterID)
+	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], identity: &id}
 	b, warnings, err := ReleaseSet(ctx, p, req)
 	if err != nil {
 		observe(p.Kind(), VerbDeletion, start, err)

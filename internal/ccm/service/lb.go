@@ -70,6 +70,8 @@ type Request struct {
 	foreign []string
 	// pods are the pods this sync read (podView); nil: none read yet.
 	pods *podView
+	// identity is the Service's Identity, computed once (Identity).
+	identity *Identity
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning

@@ -26,7 +26,7 @@ import (
 // backend reads of a Service whose backends are those of its last
 // successful sync (the backends-hash label). The listing only replaces the
 // read of each load balancer: a load balancer is still proven the
-// Service's only by its tags (OwnedBy), and the labels remain hints. Drift
+// Service's only by its tags (Identity.Owns), and the labels remain hints. Drift
 // made in the cloud while the CCM was down is found at the next periodic
 // re-check, which reads as before.
 
@@ -171,7 +171,7 @@ func (c *Controller) convergedAtStart(ctx context.Context, p Provider, svc *core
 		return false
 	}
 	lb := c.listed(ctx, p, req.LoadBalancerID)
-	if lb == nil || !OwnedBy(lb.Tags, svc, req.ClusterID) {
+	if lb == nil || !req.Identity().Owns(lb.Tags) {
 		return false
 	}
 	c.proven.Store(svc.UID, lb.ID)

@@ -232,7 +232,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		// nothing.
 		return noop, warnings, nil
 	}
-	tags := naming.DefaultTags(req.Service, req.ClusterID)
+	tags := req.Identity().Tags
 	owned, err := p.api.ownACLs(ctx, tags)
 	if err != nil {
 		return nil, warnings, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
@@ -309,7 +309,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 	if keep == "" {
 		// No ClientToken on CreateAccessControlList: a lost response is
 		// caught by the lookup by tag at the next sync instead.
-		id, err := p.api.createACL(ctx, ACLName(naming.DefaultLBName(req.Service)), version, lb.ResourceGroupId, tags)
+		id, err := p.api.createACL(ctx, ACLName(req.Identity().Name), version, lb.ResourceGroupId, tags)
 		if err != nil {
 			return nil, warnings, fmt.Errorf("create the access control list of loadBalancerSourceRanges: %w", err)
 		}
@@ -359,7 +359,7 @@ func planEntries(want []string, have map[netip.Prefix]string) (add, remove []str
 // listener we do not manage is an error, so the finalizer stays until it
 // is released.
 func (p *Provider) deleteSourceRangeACLs(ctx context.Context, req *service.Request) (int, error) {
-	owned, err := p.api.ownACLs(ctx, naming.DefaultTags(req.Service, req.ClusterID))
+	owned, err := p.api.ownACLs(ctx, req.Identity().Tags)
 	if err != nil {
 		return 0, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,10 +136,6 @@ func either(answer, asked string) string {
 // and their backends, then listeners; obsolete listeners and groups are
 // removed in the reverse order.
 func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	lb := native(req.Binding)
 	if lb != nil {
 		return p.ensure(ctx, req, lb, false)
@@ -257,10 +254,6 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 // with their listeners), then each group's members; any sign that the load
 // balancer or a listener disappeared asks for a full sync.
 func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	s := req.Settings
 	lbID := req.Binding.ID()
 	if lbID == "" {
@@ -388,7 +381,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	s := req.Settings
 	lbs := s.LoadBalancer
 	r := slb.CreateCreateLoadBalancerRequest()
-	r.LoadBalancerName = annotations.Or(lbs.Name, naming.DefaultLBName(req.Service))
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
 	r.AddressType = annotations.Or(lbs.AddressType, annotations.DefaultAddressType)
 	if r.AddressType == "internet" && p.opts.DisablePublic {
 		return nil, fmt.Errorf("internet-facing load balancers are disabled in this cluster (cloud-config disablePublicSLB); set %s: intranet", s.Key("address-type"))
@@ -425,7 +418,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 			return nil, fmt.Errorf("an intranet load balancer needs a vSwitch: set %s or cloud-config vswitchid", s.Key("vswitch-id"))
 		}
 	}
-	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}
@@ -626,10 +619,6 @@ func ingress(lb *slb.LoadBalancer, s *annotations.Settings) []corev1.LoadBalance
 // turned off first, or with preserve-lb-on-delete kept, losing only its
 // protections and our tags.
 func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
-	req, err := service.Ready(ctx, p, req, true)
-	if err != nil {
-		return "", err
-	}
 	s := req.Settings
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
@@ -723,7 +712,7 @@ func (p *Provider) deleteOwn(ctx context.Context, lb *slb.LoadBalancer, preserve
 // Whatever is already gone counts as released: a load balancer or group
 // deleted in the console must never keep the Service's finalizer.
 func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) (found bool, err error) {
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	listeners, err := p.api.listeners(ctx, id)
 	if cloud.IsNotFound(err) {
 		return false, nil
@@ -774,7 +763,7 @@ func boundGroups(m *Model) map[string]bool {
 // naming are read, one call each: a group the CCM made for another Service
 // is never bindable, so the Service cannot have members there.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	for _, g := range groups {
 		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
 			continue

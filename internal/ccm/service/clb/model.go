@@ -91,7 +91,7 @@ type Model struct {
 // backends).
 func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 	s := req.Settings
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	// Group names carry no protocol, so 53/TCP and 53/UDP on one nodePort

@@ -169,7 +169,7 @@ func groupProtocol(listenerProto string) string {
 // its settings and targets.
 func BuildModel(req *service.Request, addr Addresses) *Model {
 	s := req.Settings
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	typ := groupType(s)

@@ -147,10 +147,6 @@ func native(b *service.Binding) *lbInfo {
 // attributes; listeners (ours deleted first to free ports, then created,
 // updated, started); finally the groups no listener needs any more.
 func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	s := req.Settings
 	if s == nil {
 		return nil, errors.New("nlb: no settings")
@@ -297,10 +293,6 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 // used by the load balancer (its listener or the load balancer itself
 // vanished) asks for a full sync.
 func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	lbID := req.Binding.ID()
 	if lbID == "" {
 		return nil, service.ErrFullSyncNeeded
@@ -356,7 +348,7 @@ func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
 // own nodePort, behind that team's load balancer. Any other group counts
 // as missing, and the sync fails naming it before any member is written.
 func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model, lbID string) (GroupPlan, error) {
-	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
+	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity().Name)
 	if err != nil {
 		return GroupPlan{}, fmt.Errorf("list server groups: %w", err)
 	}
@@ -400,7 +392,7 @@ func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID s
 	s := req.Settings
 	fresh := map[int32]bool{}
 	if len(plan.Create) > 0 {
-		tags := naming.DefaultTags(req.Service, req.ClusterID)
+		tags := req.Identity().Tags
 		var jobs []string
 		for _, g := range plan.Create {
 			id, job, err := p.api.createGroup(ctx, vpcID, g, tags)
@@ -618,7 +610,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	r.AddressType = addressType(annotations.Or(lbs.AddressType, annotations.DefaultAddressType))
 	r.AddressIpVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
 	r.VpcId = p.opts.VpcID
-	r.LoadBalancerName = annotations.Or(lbs.Name, naming.DefaultLBName(req.Service))
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
 	r.LoadBalancerBillingConfig.PayType = "PostPay"
 	r.DeletionProtectionConfig.Enabled, r.DeletionProtectionConfig.Reason = "true", protectionReason
 	r.ModificationProtectionConfig.Status, r.ModificationProtectionConfig.Reason = "ConsoleProtection", protectionReason
@@ -633,7 +625,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		ids := append([]string(nil), lbs.SecurityGroupIDs...)
 		r.SecurityGroupIds = &ids
 	}
-	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}
@@ -914,10 +906,6 @@ func sameZones(want []annotations.ZoneMapping, have []zone) bool {
 //     deleted (protection off first; its listeners go with it), then our
 //     server groups.
 func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
-	req, err := service.Ready(ctx, p, req, true)
-	if err != nil {
-		return "", err
-	}
 	s := req.Settings
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
@@ -1009,8 +997,8 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 
 // deleteOwnedGroups deletes every server group of the Service.
 func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) (int, error) {
-	ref := naming.For(req.Service, req.ClusterID)
-	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
+	ref := req.Identity().Ref
+	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity().Name)
 	if err != nil {
 		return 0, fmt.Errorf("list server groups: %w", err)
 	}
@@ -1100,7 +1088,7 @@ func boundIDs(m *Model) map[string]bool {
 // group named for a Service is skipped (the CCM's groups of another
 // Service are never bindable); the others cost one read each.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	listeners, err := p.api.listeners(ctx, lbID)
 	if err != nil {
 		return fmt.Errorf("list listeners of %s: %w", lbID, err)
