@@ -14,14 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -111,7 +109,7 @@ type Options struct {
 	// after failures (defaults 1s and 5m).
 	BaseBackoff, MaxBackoff time.Duration
 	// ENIs finds the ENIs of eni backends for the backends resolver
-	// (resolveBackends); without it no eni backend is registered.
+	// (backendsResolver); without it no eni backend is registered.
 	ENIs ENILookup
 	// ReusePolicy is cloud-config loadBalancerReuse (ReuseAny by default).
 	ReusePolicy string
@@ -136,7 +134,6 @@ type Controller struct {
 	recorder  record.EventRecorder
 	services  corelisters.ServiceLister
 	nodes     corelisters.NodeLister
-	slices    discoverylisters.EndpointSliceLister
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 	providers []Provider
@@ -158,9 +155,8 @@ type Controller struct {
 	conflicts workqueue.TypedRateLimiter[string]
 	// health feeds the failing and invalid Service gauges.
 	health healthBook
-	// gates remembers the pods known not to carry a Service's readiness
-	// gate (admitGated).
-	gates gateCache
+	// backends is the backends resolver (backends.go).
+	backends backendsResolver
 	// nodeBatch queues the Services Node changes move, a window at a time.
 	nodeBatch *nodeBatch
 	// borrowers indexes Services by the load balancers they claim
@@ -242,7 +238,7 @@ func New(opts Options) (*Controller, error) {
 	}
 	c := &Controller{
 		opts: opts, kube: opts.KubeClient, recorder: opts.Recorder, providers: opts.Providers,
-		services: svcInf.Lister(), nodes: nodeInf.Lister(), slices: sliceInf.Lister(),
+		services: svcInf.Lister(), nodes: nodeInf.Lister(),
 		synced: []cache.InformerSynced{svcInf.Informer().HasSynced, nodeInf.Informer().HasSynced, sliceInf.Informer().HasSynced},
 		queue: newServiceQueue(workqueue.NewTypedMaxOfRateLimiter(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.BaseBackoff, opts.MaxBackoff),
@@ -253,6 +249,7 @@ func New(opts Options) (*Controller, error) {
 		syncRate:  newSyncLimiter(opts.SyncRate, opts.SyncBurst),
 	}
 	c.index, c.sliceIndex = newServiceIndex(), sliceInf.Informer().GetIndexer()
+	c.backends = backendsResolver{kube: opts.KubeClient, nodes: c.nodes, sliceIndex: c.sliceIndex, enis: opts.ENIs, clusterID: opts.ClusterID, notes: c}
 	c.nodeBatch = &nodeBatch{window: opts.NodeBatchWindow, maxWait: opts.NodeBatchMaxWait, clock: clock.RealClock{}, add: c.queue.Add}
 	if _, err := svcInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.indexService(nil, obj); c.enqueueService(obj); c.borrowersChanged(nil, obj) },
@@ -574,22 +571,6 @@ func nodeBackendFieldsChanged(o, n *corev1.Node) bool {
 		nodeReady(o) != nodeReady(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 }
 
-// slicesOf returns the Service's EndpointSlices from the cache's index
-// (sliceByService), not a scan of its namespace.
-func (c *Controller) slicesOf(svc *corev1.Service) []*discoveryv1.EndpointSlice {
-	objs, err := c.sliceIndex.ByIndex(sliceByService, svc.Namespace+"/"+svc.Name)
-	if err != nil || len(objs) == 0 {
-		return nil
-	}
-	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
-	for _, obj := range objs {
-		if sl, ok := obj.(*discoveryv1.EndpointSlice); ok {
-			out = append(out, sl)
-		}
-	}
-	return out
-}
-
 // sliceChanged enqueues the Service of an EndpointSlice when its backends
 // depend on endpoints (Local traffic policy, eni backends, or endpoints
 // on virtual Nodes).
@@ -710,7 +691,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	c.notes.Delete(noteKey(key, EventInvalid))
 	c.recordInvalid(key, svc, false)
 
-	req, err := c.request(ctx, svc, settings)
+	req, err := c.backends.candidates(ctx, svc, settings)
 	if err != nil {
 		return err
 	}
@@ -771,26 +752,6 @@ func (c *Controller) verifyDue(uid types.UID) bool {
 		return false
 	}
 	return now.Sub(v.(time.Time)) >= c.opts.VerifyPeriod
-}
-
-// request builds the Request of a sync from the informer caches (and, for
-// pods with a readiness gate, the pods themselves: admitGated).
-func (c *Controller) request(ctx context.Context, svc *corev1.Service, settings *annotations.Settings) (*Request, error) {
-	nodeList, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	all := c.slicesOf(svc)
-	pods := newPodView(c.kube, svc.Namespace)
-	slices, gated := c.admitGated(ctx, svc, settings, all, pods)
-	id := IdentityOf(svc, c.opts.ClusterID)
-	return &Request{
-		foreign: foreignPods(svc, settings, all), pods: pods, identity: &id,
-		Service: svc, Settings: settings, ClusterID: c.opts.ClusterID,
-		Backends:       ComputeBackends(svc, settings, nodeList, slices),
-		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
-		gated:          gated,
-	}, nil
 }
 
 // backendSettings parses svc for the backend computation: ok when the
@@ -860,7 +821,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	}
 	req.Binding = b
 	c.share(svc, b)
-	if err := c.resolveBackends(ctx, req); err != nil {
+	if err := c.backends.prove(ctx, req); err != nil {
 		observe(p.Kind(), VerbUpdate, start, err)
 		c.failed(svc, err)
 		return err
@@ -893,7 +854,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 // syncFrozen updates only the backends of a Service whose load balancer
 // settings are invalid, on the load balancer it is already bound to.
 func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Service, settings *annotations.Settings) error {
-	req, err := c.request(ctx, svc, settings)
+	req, err := c.backends.candidates(ctx, svc, settings)
 	if err != nil {
 		return err
 	}
@@ -952,7 +913,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		observe(p.Kind(), verb, start, err)
 		return err
 	}
-	if err := c.resolveBackends(ctx, req); err != nil {
+	if err := c.backends.prove(ctx, req); err != nil {
 		observe(p.Kind(), verb, start, err)
 		c.failed(svc, err)
 		return err
@@ -1057,6 +1018,10 @@ func (c *Controller) warnOnce(svc *corev1.Service, key, reason, message string) 
 	c.notes.Store(k, note{hash: h, at: now})
 }
 
+// clearNote forgets the Warning of reason, so that it is recorded at once
+// when its cause comes back.
+func (c *Controller) clearNote(key, reason string) { c.notes.Delete(noteKey(key, reason)) }
+
 // noBackends warns that the load balancer has nothing to forward to, on
 // full and backend-only passes alike, at the warnOnce rate; once backends
 // are back the note is dropped, so the next time they all go is reported
@@ -1080,7 +1045,7 @@ func (c *Controller) forget(key string, uid types.UID) {
 		c.verified.Delete(uid)
 	}
 	c.health.forget(key)
-	c.gates.set(key, nil)
+	c.backends.gates.set(key, nil)
 	if uid == "" {
 		// The Service is gone (not merely no longer ours).
 		c.syncRate.forget(key)

@@ -266,7 +266,7 @@ func BenchmarkHandlerSlicesOf(b *testing.B) {
 		svc := h.services[len(h.services)/2]
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if got := h.c.slicesOf(svc); len(got) != 1 {
+			if got := h.c.backends.slicesOf(svc); len(got) != 1 {
 				b.Fatalf("%d slices for %s", len(got), svc.Name)
 			}
 		}

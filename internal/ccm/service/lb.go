@@ -54,7 +54,7 @@ type Request struct {
 	// ClusterID names our listeners and groups.
 	ClusterID string
 	// ENIs maps the eni targets' pod IPs to the ENIs holding them, as the
-	// controller's backends resolver (ResolveBackends) proved them: only
+	// controller's backends resolver (backendsResolver.prove) proved them: only
 	// these may be registered. Targets it refused are no longer in
 	// Backends.
 	ENIs map[string]string

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -12,11 +11,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -144,102 +140,6 @@ type Cluster struct {
 	// NodeAddrs maps every address of every Node (InternalIP, ExternalIP,
 	// ...) to the Node's name.
 	NodeAddrs map[string]string
-}
-
-// clusterFacts reads the Node cache.
-func (c *Controller) clusterFacts() (*Cluster, error) {
-	list, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list Nodes: %w", err)
-	}
-	out := &Cluster{Instances: map[string]bool{}, Virtual: map[string]bool{}, NodeAddrs: map[string]string{}}
-	for _, n := range list {
-		for _, a := range n.Status.Addresses {
-			if net.ParseIP(a.Address) != nil {
-				out.NodeAddrs[a.Address] = n.Name
-			}
-		}
-		if IsVirtual(n) {
-			out.Virtual[n.Name] = true
-			continue
-		}
-		if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil && id != "" {
-			out.Instances[id] = true
-		}
-	}
-	return out, nil
-}
-
-// resolveBackends proves req's eni targets before a provider sees them:
-// it fills req.ENIs with the registrable ones, removes every other target
-// from req.Backends (refused ones with a Warning, ones no ENI holds yet as
-// req.Unregistered) and re-spreads the weight annotation over what is
-// left. With ecs backends only the pods on virtual Nodes are eni targets;
-// the Node targets, the cluster's own Nodes, are left as they are, and so
-// are their weights (the shares stay in proportion).
-func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
-	if req.Settings == nil || c.opts.ENIs == nil {
-		return nil
-	}
-	eni := req.Settings.Backend.Type == annotations.BackendENI
-	if !eni && !hasPodTargets(req.Backends) {
-		return nil
-	}
-	cl, err := c.clusterFacts()
-	if err != nil {
-		return err
-	}
-	if req.pods == nil {
-		req.pods = newPodView(c.kube, req.Service.Namespace)
-	}
-	key := cache.MetaObjectToName(req.Service).String()
-	if n := capUntargeted(req, MaxUntargetedEndpoints); n > MaxUntargetedEndpoints {
-		c.warnOnce(req.Service, key, EventUntargetedCapped, fmt.Sprintf(
-			"%d endpoints without a targetRef, more than the %d registered per Service: the %d addresses after the first %d in address order are not registered",
-			n, MaxUntargetedEndpoints, n-MaxUntargetedEndpoints, MaxUntargetedEndpoints))
-	} else {
-		c.notes.Delete(noteKey(key, EventUntargetedCapped))
-	}
-	claimed, err := foreignHolders(ctx, req.pods, req)
-	if err != nil {
-		return err
-	}
-	dropTargets(req, claimed)
-	facts, err := podFactsFor(ctx, req.pods, req)
-	if err != nil {
-		return err
-	}
-	enis, rejected, unresolved, err := ResolveENIs(ctx, c.opts.ENIs, cl, facts, req)
-	if err != nil {
-		return err
-	}
-	for ip, pod := range claimed {
-		rejected = append(rejected, fmt.Sprintf("%s has no targetRef and is the address of pod %s in another namespace", ip, pod))
-	}
-	sort.Strings(rejected)
-	rejected = append(rejected, req.foreign...)
-	req.ENIs, req.Unregistered = enis, unresolved
-	for port, ts := range req.Backends {
-		kept := ts[:0:0]
-		for _, t := range ts {
-			if _, ok := enis[t.IP]; ok || (!eni && t.IP == "") {
-				kept = append(kept, t)
-			}
-		}
-		if eni {
-			for i := range kept {
-				kept[i].Weight = weight(req.Settings, false, 1, len(kept), len(kept))
-			}
-		}
-		req.Backends[port] = kept
-	}
-	if len(rejected) > 0 {
-		c.warnOnce(req.Service, key, EventBackendRejected,
-			"Not registering endpoints that are not this Service's pods on this cluster's Nodes: "+strings.Join(rejected, "; "))
-	} else {
-		c.notes.Delete(noteKey(key, EventBackendRejected))
-	}
-	return nil
 }
 
 // capUntargeted keeps in req.Backends the targets without a targetRef
