@@ -266,48 +266,13 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 				continue
 			}
 			seen[t.IP] = true
-			node, nodeAddr := cl.NodeAddrs[t.IP]
-			if virtualOnly && t.Pod == nil {
-				why[t.IP] = fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP)
+			reason, own := claimRefused(t, cl, pods, ns, virtualOnly)
+			if reason != "" {
+				why[t.IP] = reason
 				continue
 			}
-			if t.Pod == nil && nodeAddr {
-				why[t.IP] = fmt.Sprintf("%s has no targetRef and is an address of Node %s: a Node's address is registered only for a running host-network pod of this namespace on that Node that the endpoint names", t.IP, node)
-				continue
-			}
-			if r := t.Pod; r != nil {
-				name := r.Namespace + "/" + r.Name
-				if r.Namespace != ns {
-					why[t.IP] = fmt.Sprintf("%s names pod %s in another namespace", t.IP, name)
-					continue
-				}
-				f, ok := pods[name]
-				switch {
-				case !ok || !slices.Contains(f.ips, t.IP):
-					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s", t.IP, name)
-					continue
-				case f.deleting:
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is being deleted", t.IP, name)
-					continue
-				case f.phase != corev1.PodRunning:
-					why[t.IP] = fmt.Sprintf("%s was the address of pod %s, which is %s, not Running: the address may be another pod's now", t.IP, name, phaseName(f.phase))
-					continue
-				case nodeAddr && (!f.hostNetwork || f.node != node):
-					why[t.IP] = fmt.Sprintf("%s is an address of Node %s, and pod %s is not a host-network pod on that Node", t.IP, node, name)
-					continue
-				case virtualOnly && !cl.Virtual[f.node]:
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is on no virtual Node of this cluster", t.IP, name)
-					continue
-				case virtualOnly && f.node != t.NodeName:
-					// The endpoint's Node was found eligible, not the pod's.
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which runs on %s, not on %s as its endpoint says", t.IP, name, f.node, t.NodeName)
-					continue
-				case cl.Virtual[f.node] && !strings.HasPrefix(f.eci, eciPrefix):
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s on virtual Node %s, which names no ECI container group (annotation %s)", t.IP, name, f.node, AnnotationECIInstance)
-					continue
-				case cl.Virtual[f.node]:
-					eci[t.IP] = [2]string{f.eci, name}
-				}
+			if own[0] != "" {
+				eci[t.IP] = own
 			}
 			ips = append(ips, t.IP)
 		}
@@ -319,36 +284,88 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		holder := map[string]ENI{}
-		for _, e := range found {
-			for _, ip := range e.IPs {
-				holder[ip] = e
-			}
-		}
-		for _, ip := range ips {
-			e, ok := holder[ip]
-			own, virtual := eci[ip]
-			switch {
-			case !ok:
-				unresolved = append(unresolved, ip)
-			case virtual && e.InstanceID == own[0]:
-				enis[ip] = e.ID
-			case virtual:
-				why[ip] = fmt.Sprintf("%s is held by %s of %s, not by ECI container group %s of pod %s", ip, e.ID, orNothing(e.InstanceID), own[0], own[1])
-			case cl.Instances[e.InstanceID]:
-				enis[ip] = e.ID
-			case e.InstanceID == "":
-				why[ip] = fmt.Sprintf("%s is held by %s, which is attached to no Node of this cluster", ip, e.ID)
-			default:
-				why[ip] = fmt.Sprintf("%s is held by %s of instance %s, which is no Node of this cluster", ip, e.ID, e.InstanceID)
-			}
-		}
+		unresolved = provenHolders(ips, found, cl, eci, enis, why)
 	}
 	for _, w := range why {
 		rejected = append(rejected, w)
 	}
 	sort.Strings(rejected)
 	return enis, rejected, unresolved, nil
+}
+
+// claimRefused says why target t's claim on its address is refused (""
+// when it stands) and, for a pod on a virtual Node, the ECI container
+// group whose ENI must hold the address and the pod's name.
+func claimRefused(t Target, cl *Cluster, pods map[string]podFact, ns string, virtualOnly bool) (string, [2]string) {
+	node, nodeAddr := cl.NodeAddrs[t.IP]
+	if virtualOnly && t.Pod == nil {
+		return fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP), [2]string{}
+	}
+	if t.Pod == nil && nodeAddr {
+		return fmt.Sprintf("%s has no targetRef and is an address of Node %s: a Node's address is registered only for a running host-network pod of this namespace on that Node that the endpoint names", t.IP, node), [2]string{}
+	}
+	r := t.Pod
+	if r == nil {
+		return "", [2]string{}
+	}
+	name := r.Namespace + "/" + r.Name
+	if r.Namespace != ns {
+		return fmt.Sprintf("%s names pod %s in another namespace", t.IP, name), [2]string{}
+	}
+	f, ok := pods[name]
+	switch {
+	case !ok || !slices.Contains(f.ips, t.IP):
+		return fmt.Sprintf("%s is not an address of pod %s", t.IP, name), [2]string{}
+	case f.deleting:
+		return fmt.Sprintf("%s is the address of pod %s, which is being deleted", t.IP, name), [2]string{}
+	case f.phase != corev1.PodRunning:
+		return fmt.Sprintf("%s was the address of pod %s, which is %s, not Running: the address may be another pod's now", t.IP, name, phaseName(f.phase)), [2]string{}
+	case nodeAddr && (!f.hostNetwork || f.node != node):
+		return fmt.Sprintf("%s is an address of Node %s, and pod %s is not a host-network pod on that Node", t.IP, node, name), [2]string{}
+	case virtualOnly && !cl.Virtual[f.node]:
+		return fmt.Sprintf("%s is the address of pod %s, which is on no virtual Node of this cluster", t.IP, name), [2]string{}
+	case virtualOnly && f.node != t.NodeName:
+		// The endpoint's Node was found eligible, not the pod's.
+		return fmt.Sprintf("%s is the address of pod %s, which runs on %s, not on %s as its endpoint says", t.IP, name, f.node, t.NodeName), [2]string{}
+	case cl.Virtual[f.node] && !strings.HasPrefix(f.eci, eciPrefix):
+		return fmt.Sprintf("%s is the address of pod %s on virtual Node %s, which names no ECI container group (annotation %s)", t.IP, name, f.node, AnnotationECIInstance), [2]string{}
+	case cl.Virtual[f.node]:
+		return "", [2]string{f.eci, name}
+	}
+	return "", [2]string{}
+}
+
+// provenHolders checks who holds each of ips (found, the cloud's answer):
+// the ENI of the pod's own ECI container group for a pod on a virtual Node
+// (eci), else an ENI of one of the cluster's instances. It records the
+// proven ones in enis and the refused ones in why, and returns the
+// addresses no ENI holds (yet).
+func provenHolders(ips []string, found []ENI, cl *Cluster, eci map[string][2]string, enis, why map[string]string) (unresolved []string) {
+	holder := map[string]ENI{}
+	for _, e := range found {
+		for _, ip := range e.IPs {
+			holder[ip] = e
+		}
+	}
+	for _, ip := range ips {
+		e, ok := holder[ip]
+		own, virtual := eci[ip]
+		switch {
+		case !ok:
+			unresolved = append(unresolved, ip)
+		case virtual && e.InstanceID == own[0]:
+			enis[ip] = e.ID
+		case virtual:
+			why[ip] = fmt.Sprintf("%s is held by %s of %s, not by ECI container group %s of pod %s", ip, e.ID, orNothing(e.InstanceID), own[0], own[1])
+		case cl.Instances[e.InstanceID]:
+			enis[ip] = e.ID
+		case e.InstanceID == "":
+			why[ip] = fmt.Sprintf("%s is held by %s, which is attached to no Node of this cluster", ip, e.ID)
+		default:
+			why[ip] = fmt.Sprintf("%s is held by %s of instance %s, which is no Node of this cluster", ip, e.ID, e.InstanceID)
+		}
+	}
+	return unresolved
 }
 
 // phaseName is a pod phase for a message ("" is a pod not started yet).
