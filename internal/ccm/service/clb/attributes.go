@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
@@ -12,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 )
+
+// The attributes of a CLB the annotations govern (name, charge, spec,
+// bandwidth, protections, tags), left alone on a shared one.
 
 func attributes(lb *slb.LoadBalancer) annotations.CloudLBAttributes {
 	return annotations.CloudLBAttributes{
@@ -123,19 +125,7 @@ func (p *Provider) updateProtectionsAndTags(ctx context.Context, req *service.Re
 			return fmt.Errorf("set modification protection of %s: %w", id, err)
 		}
 	}
-	want := append([]naming.Tag(nil), lbs.AdditionalTags...)
-	if s.Reused() {
-		want = append(want, naming.ReusedTag())
-	}
-	current := facts(lb).Tags
-	set, remove := naming.PlanTags(current, want, !s.Reused())
-	if shared {
-		var ignored []naming.Tag
-		set, ignored = service.SplitSharedTags(set)
-		if len(ignored) > 0 {
-			frozen("additional-resource-tags", service.TagsHave(current, ignored), service.TagsWant(ignored))
-		}
-	}
+	set, remove := service.PlanLBTags(facts(lb).Tags, s, shared, frozen)
 	if err := a.tag(ctx, id, set); err != nil {
 		return fmt.Errorf("tag load balancer %s: %w", id, err)
 	}

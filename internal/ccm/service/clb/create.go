@@ -14,6 +14,9 @@ import (
 	"strings"
 )
 
+// Creating the Service's CLB: idempotent by its ClientToken, described
+// from the create's own answer rather than read back.
+
 // create makes the Service's load balancer with our tags and, unless the
 // annotations say otherwise, delete and modification protection on, then
 // runs the rest of the sync on it.

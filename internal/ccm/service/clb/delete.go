@@ -12,6 +12,9 @@ import (
 	"strings"
 )
 
+// What a Service's deletion releases on CLB: its parts on borrowed load
+// balancers, its own load balancers (deleted or kept), its ACLs.
+
 // Delete implements service.Provider. On the load balancer of the id
 // annotation only this Service's listeners, groups and backends go (all of
 // it stays with preserve-lb-on-delete). The Service's own load balancer
