@@ -356,7 +356,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 
 func (c *Controller) defaultsFor(p Provider) annotations.Defaults {
 	d := c.opts.Defaults
-	d.Owner = p.Owner()
+	d.Owner = p.Descriptor().Owner
 	return d
 }
 
@@ -387,7 +387,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// serves it releases it first, so no finalizer is stranded and the new
 	// load balancer never coexists with a forgotten old one.
 	for _, p := range c.stale(svc, owner) {
-		pctx := klog.NewContext(ctx, klog.FromContext(ctx).WithValues("service", key, "kind", p.Kind()))
+		pctx := klog.NewContext(ctx, klog.FromContext(ctx).WithValues("service", key, "kind", p.Descriptor().Kind))
 		if err := c.cleanup(pctx, p, svc); err != nil {
 			return err
 		}
@@ -402,7 +402,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	p := owner
-	logger := klog.FromContext(ctx).WithValues("service", key, "kind", p.Kind())
+	logger := klog.FromContext(ctx).WithValues("service", key, "kind", p.Descriptor().Kind)
 	return c.syncOwned(klog.NewContext(ctx, logger), key, p, svc)
 }
 
@@ -447,7 +447,7 @@ func (c *Controller) syncOwned(ctx context.Context, key string, p Provider, svc 
 	}
 	hash := naming.Hash(svc)
 	gated := svc.Labels[naming.LabelHash] == hash && req.LoadBalancerID != "" &&
-		hasFinalizer(svc, p.Finalizer()) && len(svc.Status.LoadBalancer.Ingress) > 0
+		hasFinalizer(svc, p.Descriptor().Finalizer) && len(svc.Status.LoadBalancer.Ingress) > 0
 	if gated && c.verifyDue(svc.UID) {
 		// Drift the backend pass cannot see (attributes, listener
 		// settings) is found by a full sync once per VerifyPeriod.

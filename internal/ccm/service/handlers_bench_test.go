@@ -44,6 +44,9 @@ type benchProvider struct{ Provider }
 func (benchProvider) Kind() string             { return "CLB" }
 func (benchProvider) Owner() annotations.Owner { return annotations.OwnerCLB }
 func (benchProvider) Finalizer() string        { return naming.FinalizerCLB }
+func (b benchProvider) Descriptor() Descriptor {
+	return Descriptor{Kind: b.Kind(), Owner: b.Owner(), Finalizer: b.Finalizer()}
+}
 
 // handlerBench is a controller whose informer caches hold a W4-shaped
 // cluster.

@@ -32,7 +32,7 @@ func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) 
 	d := annotations.Decide(svc, c.opts.Defaults.LoadBalancerTypeAnnotation)
 	var bound Provider
 	for _, bp := range c.providers {
-		if hasFinalizer(svc, bp.Finalizer()) {
+		if hasFinalizer(svc, bp.Descriptor().Finalizer) {
 			if bound != nil {
 				bound = nil // two bindings: the class decides, as before
 				break
@@ -51,15 +51,15 @@ func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) 
 			}
 			return nil, "" // another controller's Service
 		}
-		if strings.EqualFold(d.Unserved, bound.Kind()) {
+		if strings.EqualFold(d.Unserved, bound.Descriptor().Kind) {
 			// The annotation agrees with the binding (an NLB made while
 			// the gate was on): keep serving it.
 			return bound, ""
 		}
-		return nil, msg + fmt.Sprintf("; the Service keeps its %s load balancer unchanged until the annotation is fixed or the Service is deleted", bound.Kind())
+		return nil, msg + fmt.Sprintf("; the Service keeps its %s load balancer unchanged until the annotation is fixed or the Service is deleted", bound.Descriptor().Kind)
 	}
 	for _, cand := range c.providers {
-		if d.Owner == cand.Owner() {
+		if d.Owner == cand.Descriptor().Owner {
 			p = cand
 		}
 	}
@@ -68,7 +68,7 @@ func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) 
 	}
 	if p == nil {
 		return nil, fmt.Sprintf("the Service opts out of this controller (annotation %s or %s) but is bound to a %s load balancer; it is kept unchanged until the annotation is removed or the Service is deleted",
-			annotations.ClassKey, annotations.TunnelTypeKey, bound.Kind())
+			annotations.ClassKey, annotations.TunnelTypeKey, bound.Descriptor().Kind)
 	}
 	// Only a default points elsewhere: stay.
 	return bound, ""
@@ -80,7 +80,7 @@ func (c *Controller) decide(svc *corev1.Service) (p Provider, ambiguous string) 
 func (c *Controller) stale(svc *corev1.Service, owner Provider) []Provider {
 	var out []Provider
 	for _, p := range c.providers {
-		if p != owner && hasFinalizer(svc, p.Finalizer()) {
+		if p != owner && hasFinalizer(svc, p.Descriptor().Finalizer) {
 			out = append(out, p)
 		}
 	}

@@ -3,7 +3,7 @@
 // Nodes and EndpointSlices, a per-Service work queue with backoff, the
 // finalizer, hash and load-balancer-id labels, status, events and metrics —
 // and hands the cloud work to a Provider: one per load balancer kind (CLB
-// now, NLB later), each with its own cloud model, reader, diff and applier.
+// and NLB), each with its own cloud model, reader, diff and applier.
 package service
 
 import (
@@ -108,32 +108,42 @@ var OwnedLabels = []string{naming.LabelHash, naming.LabelLoadBalancerID, naming.
 // controller runs a full Ensure even though the Service did not change.
 var ErrFullSyncNeeded = errors.New("load balancer drifted from the Service: full sync needed")
 
-// Provider is one kind of load balancer. The controller calls Ensure when
-// the Service changed since its last successful sync (or has never been
-// synced), SyncBackends when only Nodes or endpoints may have changed, and
-// Delete when the Service no longer wants a load balancer.
+// Provider is one kind of load balancer: what it does, and a plain
+// Descriptor. The controller binds the Service first (the ownership rules,
+// which read the cloud through the provider's Finder), then calls Ensure
+// when the Service changed since its last successful sync (or has never
+// been synced), SyncBackends when only Nodes or endpoints may have
+// changed, and Delete when the Service no longer wants a load balancer.
+// Every call carries a Request whose Binding is set.
 type Provider interface {
 	// Finder reads the provider's load balancers for the ownership rules.
 	Finder
-	// ReuseRules are the provider's parts of the reuse rules.
-	ReuseRules() ReuseRules
-	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
-	Kind() string
-	// Owner is the annotations owner the Provider serves.
-	Owner() annotations.Owner
-	// Finalizer guards the Provider's cleanup on the Service.
-	Finalizer() string
+	// Descriptor says which kind the provider is.
+	Descriptor() Descriptor
 	// Ensure makes the cloud match the Service: load balancer (created when
 	// req.Binding has none), listeners, server groups and backends.
 	Ensure(ctx context.Context, req *Request) (*Result, error)
 	// SyncBackends reconciles only backend servers, trusting that the load
 	// balancer and listeners are as the last Ensure left them.
 	SyncBackends(ctx context.Context, req *Request) (*Result, error)
-	// Delete removes what the Service owns in the cloud: req.Binding's load
-	// balancer (proven its own; kept with preserve-lb-on-delete), and on the
-	// load balancer of the id annotation only listeners and groups named
+	// Delete releases what req.Binding says the Service holds (ReleaseSet):
+	// its own load balancers (deleted, or kept with preserve-lb-on-delete),
+	// and on each borrowed one only listeners, groups and members named
 	// after the Service. It reports what it did.
 	Delete(ctx context.Context, req *Request) (string, error)
+}
+
+// Descriptor is what the controller knows of a provider besides what it
+// does.
+type Descriptor struct {
+	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
+	Kind string
+	// Owner is the annotations owner the provider serves.
+	Owner annotations.Owner
+	// Finalizer guards the provider's cleanup on the Service.
+	Finalizer string
+	// Reuse are the provider's parts of the reuse rules.
+	Reuse ReuseRules
 }
 
 // RetryError asks for a requeue after a fixed delay rather than an

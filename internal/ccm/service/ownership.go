@@ -525,7 +525,7 @@ func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Requ
 		r.Binding = b
 		return &r, nil
 	}
-	b, _, err := Bind(ctx, p, p.ReuseRules(), req)
+	b, _, err := Bind(ctx, p, p.Descriptor().Reuse, req)
 	if err != nil {
 		return nil, err
 	}

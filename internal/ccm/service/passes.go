@@ -33,7 +33,7 @@ func (c *Controller) checkGrants(ctx context.Context, p Provider, req *Request, 
 
 // reuseRules are p's reuse rules under the cluster's reuse policy.
 func (c *Controller) reuseRules(p Provider) ReuseRules {
-	r := p.ReuseRules()
+	r := p.Descriptor().Reuse
 	r.Policy = c.opts.ReusePolicy
 	return r
 }
@@ -99,7 +99,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	start := time.Now()
 	b, err := c.prove(ctx, p, svc, req)
 	if err != nil {
-		observe(p.Kind(), VerbUpdate, start, err)
+		observe(p.Descriptor().Kind, VerbUpdate, start, err)
 		c.failed(svc, err)
 		return err
 	}
@@ -114,14 +114,14 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 			c.warnOnce(svc, cache.MetaObjectToName(svc).String(), refused.Reason, refused.Message)
 			return nil
 		}
-		observe(p.Kind(), VerbUpdate, start, err)
+		observe(p.Descriptor().Kind, VerbUpdate, start, err)
 		c.failed(svc, err)
 		return err
 	}
 	req.Binding = b
 	c.share(svc, b)
 	if err := c.backends.prove(ctx, req); err != nil {
-		observe(p.Kind(), VerbUpdate, start, err)
+		observe(p.Descriptor().Kind, VerbUpdate, start, err)
 		c.failed(svc, err)
 		return err
 	}
@@ -129,7 +129,7 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	if errors.Is(err, ErrFullSyncNeeded) {
 		return err
 	}
-	observe(p.Kind(), VerbUpdate, start, err)
+	observe(p.Descriptor().Kind, VerbUpdate, start, err)
 	if err != nil {
 		c.failed(svc, err)
 		return err
@@ -157,7 +157,7 @@ func (c *Controller) syncFrozen(ctx context.Context, p Provider, svc *corev1.Ser
 	if err != nil {
 		return err
 	}
-	if req.LoadBalancerID == "" || !hasFinalizer(svc, p.Finalizer()) {
+	if req.LoadBalancerID == "" || !hasFinalizer(svc, p.Descriptor().Finalizer) {
 		return nil
 	}
 	err = c.syncBackends(ctx, p, svc, req, true)
@@ -193,7 +193,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return nil
 	}
 	if err != nil {
-		observe(p.Kind(), verb, start, err)
+		observe(p.Descriptor().Kind, verb, start, err)
 		c.failed(svc, err)
 		return err
 	}
@@ -207,20 +207,20 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	// under the same client rate as the Service's patches. A sync that
 	// finishes says EnsuredLoadBalancer; one that waits for the cloud or
 	// fails says so (failed).
-	if err := c.addFinalizer(ctx, svc, p.Finalizer()); err != nil {
-		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Finalizer(), err)
-		observe(p.Kind(), verb, start, err)
+	if err := c.addFinalizer(ctx, svc, p.Descriptor().Finalizer); err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventFinalizerFailed, "Adding finalizer %s: %v", p.Descriptor().Finalizer, err)
+		observe(p.Descriptor().Kind, verb, start, err)
 		return err
 	}
 	if err := c.backends.prove(ctx, req); err != nil {
-		observe(p.Kind(), verb, start, err)
+		observe(p.Descriptor().Kind, verb, start, err)
 		c.failed(svc, err)
 		return err
 	}
 	c.noBackends(svc, req.Backends)
 	res, err := p.Ensure(ctx, req)
 	if err != nil {
-		observe(p.Kind(), verb, start, err)
+		observe(p.Descriptor().Kind, verb, start, err)
 		c.failed(svc, err)
 		return err
 	}
@@ -235,10 +235,10 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	// Labels and status in one write.
 	if err := c.write(ctx, svc, writeBack{labels: labels, status: true, ingress: res.Ingress}); err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventStatusFailed, "Updating status: %v", err)
-		observe(p.Kind(), verb, start, err)
+		observe(p.Descriptor().Kind, verb, start, err)
 		return err
 	}
-	observe(p.Kind(), verb, start, nil)
+	observe(p.Descriptor().Kind, verb, start, nil)
 	if !verify {
 		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
 	}
@@ -259,14 +259,14 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], identity: &id}
 	b, warnings, err := ReleaseSet(ctx, p, req)
 	if err != nil {
-		observe(p.Kind(), VerbDeletion, start, err)
+		observe(p.Descriptor().Kind, VerbDeletion, start, err)
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", cloud.StableMessage(err))
 		return err
 	}
 	c.warn(svc, &Result{Warnings: warnings})
 	req.Binding = b
 	what, err := p.Delete(ctx, req)
-	observe(p.Kind(), VerbDeletion, start, err)
+	observe(p.Descriptor().Kind, VerbDeletion, start, err)
 	if err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventDeleteFailed, "Deleting load balancer: %s", cloud.StableMessage(err))
 		return err
@@ -274,7 +274,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 	c.proven.Delete(svc.UID)
 	c.verified.Delete(svc.UID)
 	// The finalizer goes with the labels and the status in one write.
-	w := writeBack{dropFinalizer: p.Finalizer()}
+	w := writeBack{dropFinalizer: p.Descriptor().Finalizer}
 	if svc.DeletionTimestamp == nil {
 		w.status, w.labels = true, map[string]string{}
 		for _, k := range OwnedLabels {

@@ -73,7 +73,7 @@ func (c *Controller) listed(ctx context.Context, p Provider, id string) *LoadBal
 	if !ok {
 		return nil
 	}
-	v, _ := c.listings.LoadOrStore(p.Kind(), &startupListing{first: make(chan struct{})})
+	v, _ := c.listings.LoadOrStore(p.Descriptor().Kind, &startupListing{first: make(chan struct{})})
 	l := v.(*startupListing)
 	l.once.Do(func() {
 		run := c.runCtx
@@ -82,7 +82,7 @@ func (c *Controller) listed(ctx context.Context, p Provider, id string) *LoadBal
 			// values, not its deadline.
 			run = context.WithoutCancel(ctx)
 		}
-		go c.takeListing(run, p.Kind(), lister, l)
+		go c.takeListing(run, p.Descriptor().Kind, lister, l)
 	})
 	select {
 	case <-l.first:

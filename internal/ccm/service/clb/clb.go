@@ -77,18 +77,12 @@ func New(opts Options) (*Provider, error) {
 	return &Provider{Finder: service.Lookups(a.lbByID, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
-// Kind implements service.Provider.
-func (p *Provider) Kind() string { return "CLB" }
-
-// Owner implements service.Provider.
-func (p *Provider) Owner() annotations.Owner { return annotations.OwnerCLB }
-
-// Finalizer implements service.Provider.
-func (p *Provider) Finalizer() string { return naming.FinalizerCLB }
-
-// ReuseRules implements service.Provider: a reused CLB must be in the
+// Descriptor implements service.Provider. A reused CLB must be in the
 // cluster's VPC, where its backends are.
-func (p *Provider) ReuseRules() service.ReuseRules { return service.ReuseRules{VpcID: p.opts.VpcID} }
+func (p *Provider) Descriptor() service.Descriptor {
+	return service.Descriptor{Kind: "CLB", Owner: annotations.OwnerCLB, Finalizer: naming.FinalizerCLB,
+		Reuse: service.ReuseRules{VpcID: p.opts.VpcID}}
+}
 
 // facts describes a CLB for the ownership rules.
 func facts(lb *slb.LoadBalancer) *service.LoadBalancer {

@@ -109,19 +109,12 @@ func New(opts Options) (*Provider, error) {
 	return &Provider{Finder: service.Lookups(a.getLB, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
-// Kind implements service.Provider.
-func (p *Provider) Kind() string { return "NLB" }
-
-// Owner implements service.Provider.
-func (p *Provider) Owner() annotations.Owner { return annotations.OwnerNLB }
-
-// Finalizer implements service.Provider.
-func (p *Provider) Finalizer() string { return naming.FinalizerNLB }
-
-// ReuseRules implements service.Provider. NLB server groups may live in
+// Descriptor implements service.Provider. NLB server groups may live in
 // another VPC than the cluster's (the existing CCM allows reusing such a
-// load balancer), so the VPC is not checked.
-func (p *Provider) ReuseRules() service.ReuseRules { return service.ReuseRules{} }
+// load balancer), so the reuse rules check no VPC.
+func (p *Provider) Descriptor() service.Descriptor {
+	return service.Descriptor{Kind: "NLB", Owner: annotations.OwnerNLB, Finalizer: naming.FinalizerNLB}
+}
 
 // facts describes an NLB for the ownership rules.
 func facts(lb *lbInfo) *service.LoadBalancer {
