@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
@@ -184,14 +185,21 @@ func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, 
 }
 
 // prove proves req's eni targets before a provider sees them:
-// it fills req.ENIs with the registrable ones, removes every other target
+// it sets the ENI of the registrable ones, removes every other target
 // from req.Backends (refused ones with a Warning, ones no ENI holds yet as
 // req.Unregistered) and re-spreads the weight annotation over what is
 // left. With ecs backends only the pods on virtual Nodes are eni targets;
 // the Node targets, the cluster's own Nodes, are left as they are, and so
 // are their weights (the shares stay in proportion).
 func (r *backendsResolver) prove(ctx context.Context, req *Request) error {
-	if req.Settings == nil || r.enis == nil {
+	if req.Settings == nil {
+		return nil
+	}
+	if r.enis == nil {
+		// No ENI can be proven: no pod address is registered.
+		for port, ts := range req.Backends {
+			req.Backends[port] = slices.DeleteFunc(ts, func(t Target) bool { return t.IP != "" })
+		}
 		return nil
 	}
 	eni := req.Settings.Backend.Type == annotations.BackendENI
@@ -231,11 +239,14 @@ func (r *backendsResolver) prove(ctx context.Context, req *Request) error {
 	}
 	sort.Strings(rejected)
 	rejected = append(rejected, req.foreign...)
-	req.ENIs, req.Unregistered = enis, unresolved
+	req.Unregistered = unresolved
 	for port, ts := range req.Backends {
 		kept := ts[:0:0]
 		for _, t := range ts {
-			if _, ok := enis[t.IP]; ok || (!eni && t.IP == "") {
+			if id, ok := enis[t.IP]; ok {
+				t.ENI = id
+				kept = append(kept, t)
+			} else if !eni && t.IP == "" {
 				kept = append(kept, t)
 			}
 		}

@@ -33,6 +33,9 @@ type Target struct {
 	// Pod is the pod an eni target's EndpointSlice names (nil when the
 	// slice names none): the backends resolver checks it.
 	Pod *corev1.ObjectReference
+	// ENI is the ENI the backends resolver proved holds IP: every pod
+	// address a provider is handed has one.
+	ENI string
 }
 
 // Request is everything a Provider needs to reconcile one Service.
@@ -41,8 +44,9 @@ type Request struct {
 	Service *corev1.Service
 	// Settings are its parsed annotations.
 	Settings *annotations.Settings
-	// Backends maps each Service port to its targets, already filtered and
-	// weighted.
+	// Backends maps each Service port to its targets, already proven by
+	// the backends resolver (backendsResolver) and weighted: a provider
+	// registers them as they are.
 	Backends map[int32][]Target
 	// LoadBalancerID is the id recorded in the Service's label: a hint for
 	// Bind, never proof. Once bound it is the proven load balancer's id.
@@ -53,11 +57,6 @@ type Request struct {
 	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
-	// ENIs maps the eni targets' pod IPs to the ENIs holding them, as the
-	// controller's backends resolver (backendsResolver.prove) proved them: only
-	// these may be registered. Targets it refused are no longer in
-	// Backends.
-	ENIs map[string]string
 	// Unregistered are pod IPs the resolver kept out of Backends because no
 	// ENI holds them yet; their readiness gates wait.
 	Unregistered []string

@@ -158,7 +158,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 	}
 	res.LoadBalancerID = lb.LoadBalancerId
 
-	model := BuildModel(req, req.ENIs)
+	model := BuildModel(req)
 
 	var groups []CurrentGroup
 	var listeners []CurrentListener
@@ -280,7 +280,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err != nil {
 		return nil, fmt.Errorf("list vServer groups of %s: %w", lbID, err)
 	}
-	model := BuildModel(req, req.ENIs)
+	model := BuildModel(req)
 	limitShared(req.Binding, model, groups, nil, s.ManagesListeners(), s.LoadBalancer.ForceOverrideListeners, true)
 	gplan := PlanGroups(model.Groups, groups, model.Ref)
 	if len(gplan.Create) > 0 || len(gplan.MissingBound) > 0 || len(gplan.Delete) > 0 {

@@ -87,9 +87,9 @@ type Model struct {
 }
 
 // BuildModel derives the desired groups and listeners from the Service,
-// its settings and targets. eniIDs maps pod IPs to their ENI ids (eni
-// backends).
-func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
+// its settings and targets (as the backends resolver proved them: a pod
+// address comes with its ENI).
+func BuildModel(req *service.Request) *Model {
 	s := req.Settings
 	ref := req.Identity().Ref
 	m := &Model{Ref: ref}
@@ -129,11 +129,10 @@ func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 			// A pod address is an eni member in either backend mode (with
 			// ecs backends: a pod on a virtual Node).
 			if eni || t.IP != "" {
-				id, ok := eniIDs[t.IP]
-				if !ok {
-					continue
+				if t.ENI == "" {
+					continue // not proven (the resolver hands none such)
 				}
-				b = Backend{ServerID: id, IP: t.IP, Type: "eni", Port: t.Port, Weight: t.Weight, Description: g.Name}
+				b = Backend{ServerID: t.ENI, IP: t.IP, Type: "eni", Port: t.Port, Weight: t.Weight, Description: g.Name}
 			}
 			g.Backends = append(g.Backends, b)
 		}

@@ -34,3 +34,14 @@ func deleteBound(ctx context.Context, p *nlb.Provider, req *service.Request) (st
 	}
 	return p.Delete(ctx, r)
 }
+
+// withENIs sets on req's targets the ENIs of enis, as the backends
+// resolver hands them to a provider.
+func withENIs(req *service.Request, enis map[string]string) *service.Request {
+	for _, ts := range req.Backends {
+		for i := range ts {
+			ts[i].ENI = enis[ts[i].IP]
+		}
+	}
+	return req
+}

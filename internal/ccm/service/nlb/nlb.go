@@ -399,8 +399,9 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 // instances for ecs backends in Ip groups.
 func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses, error) {
 	// The controller's backends resolver found and proved the ENIs of pod
-	// addresses (with ecs backends, those of pods on virtual Nodes).
-	addr := Addresses{ENIs: req.ENIs}
+	// addresses (with ecs backends, those of pods on virtual Nodes): they
+	// come with the targets.
+	var addr Addresses
 	if req.Settings.Backend.Type == annotations.BackendENI || groupType(req.Settings) != GroupIP {
 		return addr, nil
 	}
