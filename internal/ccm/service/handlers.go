@@ -1,14 +1,16 @@
 package service
 
 import (
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"reflect"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"reflect"
-	"slices"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 )
 
 // Which changes queue a Service: the informer handlers of Services, Nodes

@@ -2,9 +2,11 @@ package service
 
 import (
 	"fmt"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	corev1 "k8s.io/api/core/v1"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 )
 
 // Which provider serves a Service: its class, the type annotation under

@@ -2,11 +2,13 @@ package service
 
 import (
 	"errors"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Events of a sync: repeated Warnings recorded once per change or resync

@@ -3,15 +3,17 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"math/rand/v2"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"math/rand/v2"
-	"time"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // The passes of a sync: the full sync (ensure), the hash-gated backend

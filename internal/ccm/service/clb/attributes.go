@@ -3,13 +3,15 @@ package clb
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"strconv"
-	"strings"
 )
 
 // The attributes of a CLB the annotations govern (name, charge, spec,

@@ -3,15 +3,17 @@ package clb
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"slices"
-	"sort"
-	"strings"
 )
 
 // Creating the Service's CLB: idempotent by its ClientToken, described

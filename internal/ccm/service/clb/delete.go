@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
+	"k8s.io/klog/v2"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"k8s.io/klog/v2"
-	"strings"
 )
 
 // What a Service's deletion releases on CLB: its parts on borrowed load

@@ -3,10 +3,12 @@ package nlb
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
-	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
-	"strings"
 )
 
 // The attributes of an NLB the annotations govern (name, cross-zone,

@@ -2,14 +2,16 @@ package nlb
 
 import (
 	"context"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
+	"strconv"
+	"strings"
+
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/google/uuid"
-	"strconv"
-	"strings"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // The NLB server group and server calls of the cloud API.

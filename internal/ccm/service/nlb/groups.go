@@ -3,12 +3,14 @@ package nlb
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/klog/v2"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"k8s.io/klog/v2"
-	"slices"
-	"strings"
 )
 
 // The Service's NLB server groups and their servers: plan, create,

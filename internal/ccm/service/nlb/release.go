@@ -3,13 +3,15 @@ package nlb
 import (
 	"context"
 	"fmt"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
-	"k8s.io/klog/v2"
 	"slices"
 	"sort"
 	"strings"
+
+	"k8s.io/klog/v2"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Releasing what a Service put on NLBs it does not own: its listeners,
