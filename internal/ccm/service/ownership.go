@@ -114,6 +114,10 @@ type Binding struct {
 	// each only what is named after the Service, and one that no longer
 	// exists counts as released.
 	Release []string
+	// Keep, for Delete, keeps the Service's own load balancers
+	// (preserve-lb-on-delete): they lose only their protections and our
+	// tags, and nothing borrowed is released (ReleaseSet decides it).
+	Keep bool
 	// SharedWith are the other Services (namespace/name) that borrow LB
 	// too, sorted; the controller fills it in once per sync (share). While
 	// it is not empty no Service changes LB's own settings.
@@ -478,8 +482,9 @@ func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warnin
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &Binding{LB: own, Duplicates: dups, Reused: req.Settings != nil && req.Settings.Reused()}
-	if req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete {
+	b := &Binding{LB: own, Duplicates: dups, Reused: req.Settings != nil && req.Settings.Reused(),
+		Keep: req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete}
+	if b.Keep {
 		return b, warnings, nil
 	}
 	if req.Settings != nil && req.Settings.Reused() {

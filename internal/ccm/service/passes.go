@@ -287,7 +287,7 @@ func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Servic
 		return err
 	}
 	reason := EventDeleted
-	if s.LoadBalancer.PreserveOnDelete {
+	if b.Keep {
 		reason = EventPreserved
 	}
 	c.recorder.Event(svc, corev1.EventTypeNormal, reason, what)

@@ -56,13 +56,13 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	// Every load balancer tagged for the Service goes (or is preserved):
 	// a lost create answer and a crash can leave more than one.
 	for _, lb := range own {
-		what, err := p.deleteOwn(ctx, lb, s.LoadBalancer.PreserveOnDelete)
+		what, err := p.deleteOwn(ctx, lb, req.Binding.Keep)
 		if err != nil {
 			return "", err
 		}
 		done = append(done, what)
 	}
-	if s.LoadBalancer.PreserveOnDelete || soakBugSkipACLCleanup {
+	if req.Binding.Keep || soakBugSkipACLCleanup {
 		return strings.Join(done, "; "), nil
 	}
 	if err := p.cleanSourceRanges(ctx, req, &done); err != nil {

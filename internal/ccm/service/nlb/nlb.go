@@ -574,7 +574,7 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			own = append(own, lb)
 		}
 	}
-	if s.LoadBalancer.PreserveOnDelete {
+	if req.Binding.Keep {
 		return p.keepOwn(ctx, own)
 	}
 	var done []string

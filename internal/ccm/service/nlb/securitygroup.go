@@ -333,7 +333,8 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		sr.label = &none
 		return warnings, p.dropSourceRangeGroups(ctx, req, lb.ID, sr.owned, joined)
 	}
-	desc := SecurityGroupRuleDescription(req.Service.Namespace, req.Service.Name, req.ClusterID)
+	self := req.Identity().Ref
+	desc := SecurityGroupRuleDescription(self.Namespace, self.Name, self.ClusterID)
 	owned := append([]string(nil), sr.owned...)
 	sort.SliceStable(owned, func(i, j int) bool { return joined(owned[i]) && !joined(owned[j]) })
 	var keep string
