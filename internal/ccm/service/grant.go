@@ -92,17 +92,16 @@ type Group struct {
 // Service's namespace. A grant on the load balancer does not grant its
 // groups. kind names the group in messages ("vServer group").
 func CheckGroup(g Group, kind, lbID string, req *Request, policy string, parse func(string) (naming.Parsed, bool)) error {
-	svc := req.Service
+	svc, self := req.Service, req.Identity()
 	key := idKeyOf(req, "vgroup-port")
-	self := naming.For(svc, req.ClusterID)
 	for _, s := range []string{g.Name, g.Description} {
-		if p, ok := parse(s); ok && (p.Ref.Name != self.Name || p.Ref.Namespace != self.Namespace || p.Ref.ClusterID != naming.ClusterID(req.ClusterID)) {
+		if p, ok := parse(s); ok && !self.IsSelf(p.Ref) {
 			return &RefusedError{Reason: EventGroupNotGranted, Message: fmt.Sprintf(
 				"%s %s on load balancer %s was made by a cloud controller manager for Service %s/%s (cluster %s); only that Service may bind it, so %s naming it is refused",
 				kind, g.ID, lbID, p.Ref.Namespace, p.Ref.Name, p.Ref.ClusterID, key)}
 		}
 	}
-	if v, ok := g.Tags[naming.TagKeyDefaultName]; ok && v != naming.DefaultLBName(svc) {
+	if v, ok := g.Tags[naming.TagKeyDefaultName]; ok && v != self.Name {
 		return &RefusedError{Reason: EventGroupNotGranted, Message: fmt.Sprintf(
 			"%s %s on load balancer %s was made by a cloud controller manager for another Service (tag %s=%s); only that Service may bind it, so %s naming it is refused",
 			kind, g.ID, lbID, naming.TagKeyDefaultName, v, key)}
@@ -117,12 +116,12 @@ func CheckGroup(g Group, kind, lbID string, req *Request, policy string, parse f
 
 // madeFor reports whether g was made by the CCM for req's own Service.
 func madeFor(g Group, req *Request, parse func(string) (naming.Parsed, bool)) bool {
-	if g.Tags[naming.TagKeyDefaultName] == naming.DefaultLBName(req.Service) {
+	self := req.Identity()
+	if g.Tags[naming.TagKeyDefaultName] == self.Name {
 		return true
 	}
 	p, ok := parse(g.Name)
-	self := naming.For(req.Service, req.ClusterID)
-	return ok && p.Ref.Name == self.Name && p.Ref.Namespace == self.Namespace && p.Ref.ClusterID == naming.ClusterID(req.ClusterID)
+	return ok && self.IsSelf(p.Ref)
 }
 
 // Certificate is a certificate a Service names, as the grant rules see it.

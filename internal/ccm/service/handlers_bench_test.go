@@ -44,6 +44,9 @@ type benchProvider struct{ Provider }
 func (benchProvider) Kind() string             { return "CLB" }
 func (benchProvider) Owner() annotations.Owner { return annotations.OwnerCLB }
 func (benchProvider) Finalizer() string        { return naming.FinalizerCLB }
+func (b benchProvider) Descriptor() Descriptor {
+	return Descriptor{Kind: b.Kind(), Owner: b.Owner(), Finalizer: b.Finalizer()}
+}
 
 // handlerBench is a controller whose informer caches hold a W4-shaped
 // cluster.
@@ -266,7 +269,7 @@ func BenchmarkHandlerSlicesOf(b *testing.B) {
 		svc := h.services[len(h.services)/2]
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if got := h.c.slicesOf(svc); len(got) != 1 {
+			if got := h.c.backends.slicesOf(svc); len(got) != 1 {
 				b.Fatalf("%d slices for %s", len(got), svc.Name)
 			}
 		}

@@ -3,7 +3,7 @@
 // Nodes and EndpointSlices, a per-Service work queue with backoff, the
 // finalizer, hash and load-balancer-id labels, status, events and metrics —
 // and hands the cloud work to a Provider: one per load balancer kind (CLB
-// now, NLB later), each with its own cloud model, reader, diff and applier.
+// and NLB), each with its own cloud model, reader, diff and applier.
 package service
 
 import (
@@ -33,6 +33,9 @@ type Target struct {
 	// Pod is the pod an eni target's EndpointSlice names (nil when the
 	// slice names none): the backends resolver checks it.
 	Pod *corev1.ObjectReference
+	// ENI is the ENI the backends resolver proved holds IP: every pod
+	// address a provider is handed has one.
+	ENI string
 }
 
 // Request is everything a Provider needs to reconcile one Service.
@@ -41,8 +44,9 @@ type Request struct {
 	Service *corev1.Service
 	// Settings are its parsed annotations.
 	Settings *annotations.Settings
-	// Backends maps each Service port to its targets, already filtered and
-	// weighted.
+	// Backends maps each Service port to its targets, already proven by
+	// the backends resolver (backendsResolver) and weighted: a provider
+	// registers them as they are.
 	Backends map[int32][]Target
 	// LoadBalancerID is the id recorded in the Service's label: a hint for
 	// Bind, never proof. Once bound it is the proven load balancer's id.
@@ -53,11 +57,6 @@ type Request struct {
 	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
-	// ENIs maps the eni targets' pod IPs to the ENIs holding them, as the
-	// controller's backends resolver (ResolveBackends) proved them: only
-	// these may be registered. Targets it refused are no longer in
-	// Backends.
-	ENIs map[string]string
 	// Unregistered are pod IPs the resolver kept out of Backends because no
 	// ENI holds them yet; their readiness gates wait.
 	Unregistered []string
@@ -70,6 +69,8 @@ type Request struct {
 	foreign []string
 	// pods are the pods this sync read (podView); nil: none read yet.
 	pods *podView
+	// identity is the Service's Identity, computed once (Identity).
+	identity *Identity
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning
@@ -106,32 +107,42 @@ var OwnedLabels = []string{naming.LabelHash, naming.LabelLoadBalancerID, naming.
 // controller runs a full Ensure even though the Service did not change.
 var ErrFullSyncNeeded = errors.New("load balancer drifted from the Service: full sync needed")
 
-// Provider is one kind of load balancer. The controller calls Ensure when
-// the Service changed since its last successful sync (or has never been
-// synced), SyncBackends when only Nodes or endpoints may have changed, and
-// Delete when the Service no longer wants a load balancer.
+// Provider is one kind of load balancer: what it does, and a plain
+// Descriptor. The controller binds the Service first (the ownership rules,
+// which read the cloud through the provider's Finder), then calls Ensure
+// when the Service changed since its last successful sync (or has never
+// been synced), SyncBackends when only Nodes or endpoints may have
+// changed, and Delete when the Service no longer wants a load balancer.
+// Every call carries a Request whose Binding is set.
 type Provider interface {
 	// Finder reads the provider's load balancers for the ownership rules.
 	Finder
-	// ReuseRules are the provider's parts of the reuse rules.
-	ReuseRules() ReuseRules
-	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
-	Kind() string
-	// Owner is the annotations owner the Provider serves.
-	Owner() annotations.Owner
-	// Finalizer guards the Provider's cleanup on the Service.
-	Finalizer() string
+	// Descriptor says which kind the provider is.
+	Descriptor() Descriptor
 	// Ensure makes the cloud match the Service: load balancer (created when
 	// req.Binding has none), listeners, server groups and backends.
 	Ensure(ctx context.Context, req *Request) (*Result, error)
 	// SyncBackends reconciles only backend servers, trusting that the load
 	// balancer and listeners are as the last Ensure left them.
 	SyncBackends(ctx context.Context, req *Request) (*Result, error)
-	// Delete removes what the Service owns in the cloud: req.Binding's load
-	// balancer (proven its own; kept with preserve-lb-on-delete), and on the
-	// load balancer of the id annotation only listeners and groups named
+	// Delete releases what req.Binding says the Service holds (ReleaseSet):
+	// its own load balancers (deleted, or kept with preserve-lb-on-delete),
+	// and on each borrowed one only listeners, groups and members named
 	// after the Service. It reports what it did.
 	Delete(ctx context.Context, req *Request) (string, error)
+}
+
+// Descriptor is what the controller knows of a provider besides what it
+// does.
+type Descriptor struct {
+	// Kind names the load balancer kind in metrics and logs (CLB, NLB).
+	Kind string
+	// Owner is the annotations owner the provider serves.
+	Owner annotations.Owner
+	// Finalizer guards the provider's cleanup on the Service.
+	Finalizer string
+	// Reuse are the provider's parts of the reuse rules.
+	Reuse ReuseRules
 }
 
 // RetryError asks for a requeue after a fixed delay rather than an

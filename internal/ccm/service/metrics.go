@@ -186,7 +186,7 @@ func (*serviceGauges) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 	counts := c.gaugeCounts()
 	for _, p := range c.providers {
-		t := strings.ToLower(p.Kind())
+		t := strings.ToLower(p.Descriptor().Kind)
 		n := counts[t]
 		ch <- metrics.NewLazyConstMetric(pendingDesc, metrics.GaugeValue, float64(n.pending), t)
 		ch <- metrics.NewLazyConstMetric(failingDesc, metrics.GaugeValue, float64(n.failing), t)
@@ -209,7 +209,7 @@ func (c *Controller) gaugeCounts() map[string]gaugeCount {
 		if p == nil {
 			continue
 		}
-		t := strings.ToLower(p.Kind())
+		t := strings.ToLower(p.Descriptor().Kind)
 		n := out[t]
 		if svc.DeletionTimestamp == nil && len(svc.Status.LoadBalancer.Ingress) == 0 {
 			n.pending++

@@ -114,6 +114,10 @@ type Binding struct {
 	// each only what is named after the Service, and one that no longer
 	// exists counts as released.
 	Release []string
+	// Keep, for Delete, keeps the Service's own load balancers
+	// (preserve-lb-on-delete): they lose only their protections and our
+	// tags, and nothing borrowed is released (ReleaseSet decides it).
+	Keep bool
 	// SharedWith are the other Services (namespace/name) that borrow LB
 	// too, sorted; the controller fills it in once per sync (share). While
 	// it is not empty no Service changes LB's own settings.
@@ -128,7 +132,7 @@ type Binding struct {
 // created for the Service: the one Delete may delete or preserve. A
 // borrowed load balancer is never returned, whoever built the Binding.
 func (b *Binding) Own(req *Request) *LoadBalancer {
-	if b == nil || b.LB == nil || b.LB.Tags == nil || !OwnedBy(b.LB.Tags, req.Service, req.ClusterID) {
+	if b == nil || b.LB == nil || b.LB.Tags == nil || !req.Identity().Owns(b.LB.Tags) {
 		return nil
 	}
 	return b.LB
@@ -145,7 +149,7 @@ func (b *Binding) OwnAll(req *Request) []*LoadBalancer {
 		return out
 	}
 	for _, d := range b.Duplicates {
-		if d != nil && d.Tags != nil && OwnedBy(d.Tags, req.Service, req.ClusterID) && (len(out) == 0 || d.ID != out[0].ID) {
+		if d != nil && d.Tags != nil && req.Identity().Owns(d.Tags) && (len(out) == 0 || d.ID != out[0].ID) {
 			out = append(out, d)
 		}
 	}
@@ -186,24 +190,12 @@ func IsRefused(err error) bool {
 	return errors.As(err, &r)
 }
 
-// OwnedBy reports whether the tags prove the load balancer was created for
-// svc in this cluster: the default-name tag names the Service's UID, and the
-// cluster tag, when the load balancer has one, names this cluster (the
-// existing CCM's older releases did not write it).
-func OwnedBy(tags map[string]string, svc *corev1.Service, clusterID string) bool {
-	if tags[naming.TagKeyDefaultName] != naming.DefaultLBName(svc) {
-		return false
-	}
-	c, ok := tags[naming.TagKeyCluster]
-	return !ok || c == naming.ClusterID(clusterID)
-}
-
 // Bind finds the load balancer req's Service is proven to use, applying
 // the ownership and reuse rules; it never writes to the cloud. A refusal is
 // a *RefusedError; a label naming a load balancer that is not proven the
 // Service's is ignored with a Warning.
 func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
-	svc, s := req.Service, req.Settings
+	self, s := req.Identity(), req.Settings
 	label := req.LoadBalancerID
 	var warnings []Warning
 	if s != nil && s.Reused() {
@@ -218,7 +210,7 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 		switch {
 		case lb == nil:
 			b.Gone = label
-		case OwnedBy(lb.Tags, svc, req.ClusterID):
+		case self.Owns(lb.Tags):
 			b.LB = lb
 			return b, nil, nil
 		case lb.Tags[naming.TagKeyReused] != "":
@@ -232,13 +224,13 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 			warnings = append(warnings, notOwnedWarning(label))
 		}
 	}
-	all, err := tagged(ctx, f, svc)
+	all, err := tagged(ctx, f, self)
 	if err != nil {
-		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+		return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, self.Name, err)
 	}
 	var owned []*LoadBalancer
 	for _, lb := range all {
-		if OwnedBy(lb.Tags, svc, req.ClusterID) {
+		if self.Owns(lb.Tags) {
 			owned = append(owned, lb)
 		}
 	}
@@ -246,7 +238,7 @@ func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Bindi
 		lb := all[0]
 		return nil, warnings, &RefusedError{Reason: EventNotOwned, Message: fmt.Sprintf(
 			"load balancer %s is tagged %s=%s for this Service but %s=%s, not this cluster's %q; refusing to manage it (was cloud-config clusterID changed?)",
-			lb.ID, naming.TagKeyDefaultName, naming.DefaultLBName(svc), naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster], naming.ClusterID(req.ClusterID))}
+			lb.ID, naming.TagKeyDefaultName, self.Name, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster], self.ClusterID)}
 	}
 	if len(owned) > 0 {
 		// The oldest is kept, whichever order the cloud lists them in; the
@@ -267,10 +259,11 @@ type AllTagged interface {
 	FindAllTagged(ctx context.Context, defaultName string) ([]*LoadBalancer, error)
 }
 
-// tagged returns the load balancers tagged for svc, oldest first (the id
-// breaks ties): all of them from an AllTagged Finder, else FindTagged's.
-func tagged(ctx context.Context, f Finder, svc *corev1.Service) ([]*LoadBalancer, error) {
-	name := naming.DefaultLBName(svc)
+// tagged returns the load balancers tagged for the Service self, oldest
+// first (the id breaks ties): all of them from an AllTagged Finder, else
+// FindTagged's.
+func tagged(ctx context.Context, f Finder, self Identity) ([]*LoadBalancer, error) {
+	name := self.Name
 	if l, ok := f.(AllTagged); ok {
 		lbs, err := l.FindAllTagged(ctx, name)
 		if err != nil {
@@ -325,7 +318,7 @@ func notOwnedWarning(id string) Warning {
 
 // bindReused applies the reuse rules to the id annotation.
 func bindReused(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
-	svc, s := req.Service, req.Settings
+	self, s := req.Identity(), req.Settings
 	id := s.LoadBalancer.ID
 	key := s.Key("id")
 	label := req.LoadBalancerID
@@ -341,17 +334,17 @@ func bindReused(ctx context.Context, f Finder, rules ReuseRules, req *Request) (
 			}
 			switch {
 			case old == nil:
-			case OwnedBy(old.Tags, svc, req.ClusterID) || old.Tags[naming.TagKeyReused] != "":
+			case self.Owns(old.Tags) || old.Tags[naming.TagKeyReused] != "":
 				return nil, nil, refuse("the Service is bound to load balancer %s; changing %s to %s is refused (it would leak %s): set %s back to %s, or delete and recreate the Service", label, key, id, label, key, label)
 			default:
 				warnings = append(warnings, notOwnedWarning(label))
 			}
 		}
-		own, err := f.FindTagged(ctx, naming.DefaultLBName(svc))
+		own, err := f.FindTagged(ctx, self.Name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+			return nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, self.Name, err)
 		}
-		if own != nil && own.ID != id && OwnedBy(own.Tags, svc, req.ClusterID) {
+		if own != nil && own.ID != id && self.Owns(own.Tags) {
 			return nil, nil, refuse("the Service already has load balancer %s created for it; adding %s=%s is refused (it would leak %s): remove %s, or delete and recreate the Service", own.ID, key, id, own.ID, key)
 		}
 	}
@@ -442,25 +435,25 @@ func refuse(format string, args ...any) error {
 // tagged for the Service is listed even when the label names one: a lost
 // create answer and a crash can leave two, and Delete must delete both.
 func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, dups []*LoadBalancer, warnings []Warning, err error) {
-	svc := req.Service
+	self := req.Identity()
 	if id := req.LoadBalancerID; id != "" {
 		lb, err := p.Describe(ctx, id)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("read load balancer %s named by label %s: %w", id, naming.LabelLoadBalancerID, err)
 		}
-		if lb != nil && OwnedBy(lb.Tags, svc, req.ClusterID) {
+		if lb != nil && self.Owns(lb.Tags) {
 			own = lb
 		} else {
 			labelled = lb
 		}
 	}
-	all, err := tagged(ctx, p, svc)
+	all, err := tagged(ctx, p, self)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, naming.DefaultLBName(svc), err)
+		return nil, nil, nil, nil, fmt.Errorf("find load balancer by tag %s=%s: %w", naming.TagKeyDefaultName, self.Name, err)
 	}
 	for _, lb := range all {
 		switch {
-		case !OwnedBy(lb.Tags, svc, req.ClusterID):
+		case !self.Owns(lb.Tags):
 			warnings = append(warnings, Warning{Reason: EventNotOwned, Message: fmt.Sprintf(
 				"Not deleting load balancer %s: it is tagged for this Service but %s=%s names another cluster", lb.ID, naming.TagKeyCluster, lb.Tags[naming.TagKeyCluster])})
 		case own == nil:
@@ -489,8 +482,9 @@ func ReleaseSet(ctx context.Context, f Finder, req *Request) (*Binding, []Warnin
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &Binding{LB: own, Duplicates: dups, Reused: req.Settings != nil && req.Settings.Reused()}
-	if req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete {
+	b := &Binding{LB: own, Duplicates: dups, Reused: req.Settings != nil && req.Settings.Reused(),
+		Keep: req.Settings != nil && req.Settings.LoadBalancer.PreserveOnDelete}
+	if b.Keep {
 		return b, warnings, nil
 	}
 	if req.Settings != nil && req.Settings.Reused() {
@@ -518,9 +512,10 @@ func (lb *LoadBalancer) id() string {
 	return lb.ID
 }
 
-// Ready returns req with its Binding filled when the caller did not fill
-// it (tools and tests that drive a provider directly): Bind for Ensure and
-// SyncBackends, the Service's own load balancer for Delete. The caller's
+// Ready returns req with its Binding filled, as the controller fills it
+// before every provider call: Bind for Ensure and SyncBackends, ReleaseSet
+// for Delete. Providers never call it (they are never called unbound); it
+// serves the tests and tools that drive a provider directly. The caller's
 // Request is not changed, so a reused Request is bound afresh each time.
 func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Request, error) {
 	if req.Binding != nil {
@@ -535,7 +530,7 @@ func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Requ
 		r.Binding = b
 		return &r, nil
 	}
-	b, _, err := Bind(ctx, p, p.ReuseRules(), req)
+	b, _, err := Bind(ctx, p, p.Descriptor().Reuse, req)
 	if err != nil {
 		return nil, err
 	}

@@ -5,20 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
-
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 )
 
 // Pod readiness gates of eni backends, as the existing CCM names them: a
@@ -71,97 +65,6 @@ func (g *gateCache) set(key string, ungated map[types.UID]bool) {
 		return
 	}
 	g.m.Store(key, ungated)
-}
-
-// admitGated lets the not-ready endpoints of pods that carry the Service's
-// readiness gate into the backends (eni backends only): such a pod cannot
-// become Ready before it is registered, so waiting for Ready would wait
-// forever. Admitted are pods whose gate is not yet True (they are returned
-// as pending, for markRegistered) and pods whose gate is True and whose
-// containers are ready (Ready is about to follow; dropping them meanwhile
-// would make the backend flap). A gated pod whose containers are not ready
-// after its gate was set stays out, like any not-ready pod, and so do
-// terminating endpoints.
-//
-// Pods come from the sync's one listing of the Service's namespace (pods),
-// which the backends resolver then uses as well, rather than from a
-// cluster-wide pod informer: caching every pod of the cluster costs memory
-// in proportion to the cluster. Only the pods of not-ready endpoints are
-// looked at, and a pod found without the gate is not looked at again
-// (gateCache: spec.readinessGates cannot change), so a Service whose
-// not-ready endpoints are all known ungated needs no listing. Whether an
-// admitted pod is Running and holds its address is the resolver's check.
-func (c *Controller) admitGated(ctx context.Context, svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice, pods *podView) ([]*discoveryv1.EndpointSlice, []gatedPod) {
-	key := cache.MetaObjectToName(svc).String()
-	if s == nil || s.Backend.Type != annotations.BackendENI {
-		c.gates.set(key, nil)
-		return slices, nil
-	}
-	gate := ReadinessGate(svc.Name)
-	known := c.gates.get(key)
-	ungated := map[types.UID]bool{}
-	var pending []gatedPod
-	out := slices
-	copied := false
-	for si, sl := range slices {
-		var mine *discoveryv1.EndpointSlice
-		for ei, e := range sl.Endpoints {
-			ref := e.TargetRef
-			if endpointReady(e) || ptr.Deref(e.Conditions.Terminating, false) || len(e.Addresses) == 0 ||
-				ref == nil || ref.Kind != "Pod" || ref.Name == "" {
-				continue
-			}
-			if ref.UID != "" && known[ref.UID] {
-				ungated[ref.UID] = true
-				continue
-			}
-			if ref.Namespace != "" && ref.Namespace != svc.Namespace {
-				// Whoever writes the Service's EndpointSlices must not
-				// reach another namespace's pods: their gates are never
-				// read nor set from here.
-				continue
-			}
-			ns := svc.Namespace
-			pod, err := pods.pod(ctx, ref.Name)
-			if err != nil {
-				// The resolver fails the sync on the same listing error.
-				klog.FromContext(ctx).V(2).Info("Cannot read a not-ready endpoint's pod for its readiness gate", "pod", klog.KRef(ns, ref.Name), "err", err)
-				continue
-			}
-			if pod == nil {
-				continue
-			}
-			if ref.UID != "" && pod.UID != ref.UID {
-				continue // a new pod of the same name: the slice is behind
-			}
-			if !holds(pod, e.Addresses[0]) {
-				continue // a hand-written endpoint claiming the pod
-			}
-			if !hasReadinessGate(pod, gate) {
-				ungated[pod.UID] = true
-				continue
-			}
-			gateTrue := podCondition(pod, gate) == corev1.ConditionTrue
-			if pod.DeletionTimestamp != nil || gateTrue && podCondition(pod, corev1.ContainersReady) != corev1.ConditionTrue {
-				continue
-			}
-			if mine == nil {
-				if !copied {
-					out = append([]*discoveryv1.EndpointSlice(nil), slices...)
-					copied = true
-				}
-				mine = sl.DeepCopy()
-				out[si] = mine
-			}
-			mine.Endpoints[ei].Conditions.Ready = ptr.To(true)
-			if !gateTrue {
-				pending = append(pending, gatedPod{namespace: ns, name: pod.Name, uid: pod.UID, ip: e.Addresses[0]})
-			}
-		}
-	}
-	c.gates.set(key, ungated)
-	sort.Slice(pending, func(i, j int) bool { return pending[i].ip < pending[j].ip })
-	return out, pending
 }
 
 // markRegistered sets the readiness gate condition True on the pending

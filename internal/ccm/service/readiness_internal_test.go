@@ -131,7 +131,7 @@ func TestAdmitGated(t *testing.T) {
 		return out
 	}
 
-	out, pending := c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	out, pending := c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
 	if want := []string{"10.0.0.1", "10.0.0.3", "10.0.0.4", "10.0.0.6"}; !reflect.DeepEqual(admitted(out), want) {
 		t.Errorf("backends %v, want %v", admitted(out), want)
 	}
@@ -150,19 +150,19 @@ func TestAdmitGated(t *testing.T) {
 	}
 	// Each sync reads afresh: nothing of a pod is remembered but that it
 	// has no gate.
-	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
 	if got, want := reads(), []string{"list ns"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second sync read %v, want %v", got, want)
 	}
 	// Only endpoints of pods known without the gate: nothing is read.
 	quiet := &discoveryv1.EndpointSlice{ObjectMeta: slice.ObjectMeta, Ports: slice.Ports,
 		Endpoints: []discoveryv1.Endpoint{ep("10.0.0.1", "ready", true), ep("10.0.0.2", "plain", false)}}
-	c.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{quiet}, newPodView(cs, "ns"))
+	c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{quiet}, newPodView(cs, "ns"))
 	if got := reads(); len(got) > 0 {
 		t.Errorf("a sync with only ungated not-ready pods read %v", got)
 	}
 	// ecs backends: nothing is read or admitted.
-	out, pending = c.admitGated(context.Background(), svc, &annotations.Settings{}, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	out, pending = c.backends.admitGated(context.Background(), svc, &annotations.Settings{}, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
 	if len(pending) > 0 || len(reads()) > 0 || !reflect.DeepEqual(admitted(out), []string{"10.0.0.1"}) {
 		t.Errorf("ecs backends: pending %v, backends %v", pending, admitted(out))
 	}

@@ -26,7 +26,7 @@ import (
 // backend reads of a Service whose backends are those of its last
 // successful sync (the backends-hash label). The listing only replaces the
 // read of each load balancer: a load balancer is still proven the
-// Service's only by its tags (OwnedBy), and the labels remain hints. Drift
+// Service's only by its tags (Identity.Owns), and the labels remain hints. Drift
 // made in the cloud while the CCM was down is found at the next periodic
 // re-check, which reads as before.
 
@@ -73,7 +73,7 @@ func (c *Controller) listed(ctx context.Context, p Provider, id string) *LoadBal
 	if !ok {
 		return nil
 	}
-	v, _ := c.listings.LoadOrStore(p.Kind(), &startupListing{first: make(chan struct{})})
+	v, _ := c.listings.LoadOrStore(p.Descriptor().Kind, &startupListing{first: make(chan struct{})})
 	l := v.(*startupListing)
 	l.once.Do(func() {
 		run := c.runCtx
@@ -82,7 +82,7 @@ func (c *Controller) listed(ctx context.Context, p Provider, id string) *LoadBal
 			// values, not its deadline.
 			run = context.WithoutCancel(ctx)
 		}
-		go c.takeListing(run, p.Kind(), lister, l)
+		go c.takeListing(run, p.Descriptor().Kind, lister, l)
 	})
 	select {
 	case <-l.first:
@@ -171,7 +171,7 @@ func (c *Controller) convergedAtStart(ctx context.Context, p Provider, svc *core
 		return false
 	}
 	lb := c.listed(ctx, p, req.LoadBalancerID)
-	if lb == nil || !OwnedBy(lb.Tags, svc, req.ClusterID) {
+	if lb == nil || !req.Identity().Owns(lb.Tags) {
 		return false
 	}
 	c.proven.Store(svc.UID, lb.ID)

@@ -36,6 +36,10 @@ func (p *listingProvider) Kind() string { return "TEST" }
 
 func (p *listingProvider) ReuseRules() ReuseRules { return ReuseRules{} }
 
+func (p *listingProvider) Descriptor() Descriptor {
+	return Descriptor{Kind: p.Kind(), Reuse: p.ReuseRules()}
+}
+
 // Describe and FindTagged read the same cloud one load balancer at a time,
 // counted in reads.
 func (p *listingProvider) Describe(_ context.Context, id string) (*LoadBalancer, error) {

@@ -240,3 +240,24 @@ func asService(obj any) *corev1.Service {
 	svc, _ := obj.(*corev1.Service)
 	return svc
 }
+
+// PlanLBTags plans the tags of a load balancer from s: the additional
+// tags (and, on a borrowed one, the mark of the borrowing) to set, and the
+// ones dropped from the annotation to remove (PlanTags). On a shared load
+// balancer (shared) only the mark is set: frozen reports the tags the
+// annotation asks for that are not written.
+func PlanLBTags(current map[string]string, s *annotations.Settings, shared bool, frozen func(suffix, have, want string) bool) (set []naming.Tag, remove []string) {
+	want := append([]naming.Tag(nil), s.LoadBalancer.AdditionalTags...)
+	if s.Reused() {
+		want = append(want, naming.ReusedTag())
+	}
+	set, remove = naming.PlanTags(current, want, !s.Reused())
+	if shared {
+		var ignored []naming.Tag
+		set, ignored = SplitSharedTags(set)
+		if len(ignored) > 0 {
+			frozen("additional-resource-tags", TagsHave(current, ignored), TagsWant(ignored))
+		}
+	}
+	return set, remove
+}

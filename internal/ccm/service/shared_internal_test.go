@@ -36,6 +36,9 @@ type clbOwner struct{ Provider }
 func (clbOwner) Owner() annotations.Owner { return annotations.OwnerCLB }
 func (clbOwner) Finalizer() string        { return naming.FinalizerCLB }
 func (clbOwner) Kind() string             { return "CLB" }
+func (o clbOwner) Descriptor() Descriptor {
+	return Descriptor{Kind: o.Kind(), Owner: o.Owner(), Finalizer: o.Finalizer()}
+}
 
 // TestDuplicateTagged: of several load balancers tagged for a Service, Bind
 // keeps the oldest whatever the listing order and warns about the others;

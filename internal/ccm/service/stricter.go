@@ -54,7 +54,7 @@ func (c *Controller) WouldRefuse(ctx context.Context, key, policy string) (strin
 // refusal is the message of the refusal req's Service meets under policy,
 // "" when none.
 func (c *Controller) refusal(ctx context.Context, p Provider, req *Request, policy string) (string, error) {
-	rules := p.ReuseRules()
+	rules := p.Descriptor().Reuse
 	rules.Policy = policy
 	b, _, err := Bind(ctx, p, rules, req)
 	if err == nil {

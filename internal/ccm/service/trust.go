@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -12,11 +11,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/providerid"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -146,102 +142,6 @@ type Cluster struct {
 	NodeAddrs map[string]string
 }
 
-// clusterFacts reads the Node cache.
-func (c *Controller) clusterFacts() (*Cluster, error) {
-	list, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list Nodes: %w", err)
-	}
-	out := &Cluster{Instances: map[string]bool{}, Virtual: map[string]bool{}, NodeAddrs: map[string]string{}}
-	for _, n := range list {
-		for _, a := range n.Status.Addresses {
-			if net.ParseIP(a.Address) != nil {
-				out.NodeAddrs[a.Address] = n.Name
-			}
-		}
-		if IsVirtual(n) {
-			out.Virtual[n.Name] = true
-			continue
-		}
-		if _, id, err := providerid.Parse(n.Spec.ProviderID); err == nil && id != "" {
-			out.Instances[id] = true
-		}
-	}
-	return out, nil
-}
-
-// resolveBackends proves req's eni targets before a provider sees them:
-// it fills req.ENIs with the registrable ones, removes every other target
-// from req.Backends (refused ones with a Warning, ones no ENI holds yet as
-// req.Unregistered) and re-spreads the weight annotation over what is
-// left. With ecs backends only the pods on virtual Nodes are eni targets;
-// the Node targets, the cluster's own Nodes, are left as they are, and so
-// are their weights (the shares stay in proportion).
-func (c *Controller) resolveBackends(ctx context.Context, req *Request) error {
-	if req.Settings == nil || c.opts.ENIs == nil {
-		return nil
-	}
-	eni := req.Settings.Backend.Type == annotations.BackendENI
-	if !eni && !hasPodTargets(req.Backends) {
-		return nil
-	}
-	cl, err := c.clusterFacts()
-	if err != nil {
-		return err
-	}
-	if req.pods == nil {
-		req.pods = newPodView(c.kube, req.Service.Namespace)
-	}
-	key := cache.MetaObjectToName(req.Service).String()
-	if n := capUntargeted(req, MaxUntargetedEndpoints); n > MaxUntargetedEndpoints {
-		c.warnOnce(req.Service, key, EventUntargetedCapped, fmt.Sprintf(
-			"%d endpoints without a targetRef, more than the %d registered per Service: the %d addresses after the first %d in address order are not registered",
-			n, MaxUntargetedEndpoints, n-MaxUntargetedEndpoints, MaxUntargetedEndpoints))
-	} else {
-		c.notes.Delete(noteKey(key, EventUntargetedCapped))
-	}
-	claimed, err := foreignHolders(ctx, req.pods, req)
-	if err != nil {
-		return err
-	}
-	dropTargets(req, claimed)
-	facts, err := podFactsFor(ctx, req.pods, req)
-	if err != nil {
-		return err
-	}
-	enis, rejected, unresolved, err := ResolveENIs(ctx, c.opts.ENIs, cl, facts, req)
-	if err != nil {
-		return err
-	}
-	for ip, pod := range claimed {
-		rejected = append(rejected, fmt.Sprintf("%s has no targetRef and is the address of pod %s in another namespace", ip, pod))
-	}
-	sort.Strings(rejected)
-	rejected = append(rejected, req.foreign...)
-	req.ENIs, req.Unregistered = enis, unresolved
-	for port, ts := range req.Backends {
-		kept := ts[:0:0]
-		for _, t := range ts {
-			if _, ok := enis[t.IP]; ok || (!eni && t.IP == "") {
-				kept = append(kept, t)
-			}
-		}
-		if eni {
-			for i := range kept {
-				kept[i].Weight = weight(req.Settings, false, 1, len(kept), len(kept))
-			}
-		}
-		req.Backends[port] = kept
-	}
-	if len(rejected) > 0 {
-		c.warnOnce(req.Service, key, EventBackendRejected,
-			"Not registering endpoints that are not this Service's pods on this cluster's Nodes: "+strings.Join(rejected, "; "))
-	} else {
-		c.notes.Delete(noteKey(key, EventBackendRejected))
-	}
-	return nil
-}
-
 // capUntargeted keeps in req.Backends the targets without a targetRef
 // whose address is among the first max distinct ones in address order,
 // and returns how many distinct such addresses there were.
@@ -366,48 +266,13 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 				continue
 			}
 			seen[t.IP] = true
-			node, nodeAddr := cl.NodeAddrs[t.IP]
-			if virtualOnly && t.Pod == nil {
-				why[t.IP] = fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP)
+			reason, own := claimRefused(t, cl, pods, ns, virtualOnly)
+			if reason != "" {
+				why[t.IP] = reason
 				continue
 			}
-			if t.Pod == nil && nodeAddr {
-				why[t.IP] = fmt.Sprintf("%s has no targetRef and is an address of Node %s: a Node's address is registered only for a running host-network pod of this namespace on that Node that the endpoint names", t.IP, node)
-				continue
-			}
-			if r := t.Pod; r != nil {
-				name := r.Namespace + "/" + r.Name
-				if r.Namespace != ns {
-					why[t.IP] = fmt.Sprintf("%s names pod %s in another namespace", t.IP, name)
-					continue
-				}
-				f, ok := pods[name]
-				switch {
-				case !ok || !slices.Contains(f.ips, t.IP):
-					why[t.IP] = fmt.Sprintf("%s is not an address of pod %s", t.IP, name)
-					continue
-				case f.deleting:
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is being deleted", t.IP, name)
-					continue
-				case f.phase != corev1.PodRunning:
-					why[t.IP] = fmt.Sprintf("%s was the address of pod %s, which is %s, not Running: the address may be another pod's now", t.IP, name, phaseName(f.phase))
-					continue
-				case nodeAddr && (!f.hostNetwork || f.node != node):
-					why[t.IP] = fmt.Sprintf("%s is an address of Node %s, and pod %s is not a host-network pod on that Node", t.IP, node, name)
-					continue
-				case virtualOnly && !cl.Virtual[f.node]:
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which is on no virtual Node of this cluster", t.IP, name)
-					continue
-				case virtualOnly && f.node != t.NodeName:
-					// The endpoint's Node was found eligible, not the pod's.
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s, which runs on %s, not on %s as its endpoint says", t.IP, name, f.node, t.NodeName)
-					continue
-				case cl.Virtual[f.node] && !strings.HasPrefix(f.eci, eciPrefix):
-					why[t.IP] = fmt.Sprintf("%s is the address of pod %s on virtual Node %s, which names no ECI container group (annotation %s)", t.IP, name, f.node, AnnotationECIInstance)
-					continue
-				case cl.Virtual[f.node]:
-					eci[t.IP] = [2]string{f.eci, name}
-				}
+			if own[0] != "" {
+				eci[t.IP] = own
 			}
 			ips = append(ips, t.IP)
 		}
@@ -419,36 +284,88 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		holder := map[string]ENI{}
-		for _, e := range found {
-			for _, ip := range e.IPs {
-				holder[ip] = e
-			}
-		}
-		for _, ip := range ips {
-			e, ok := holder[ip]
-			own, virtual := eci[ip]
-			switch {
-			case !ok:
-				unresolved = append(unresolved, ip)
-			case virtual && e.InstanceID == own[0]:
-				enis[ip] = e.ID
-			case virtual:
-				why[ip] = fmt.Sprintf("%s is held by %s of %s, not by ECI container group %s of pod %s", ip, e.ID, orNothing(e.InstanceID), own[0], own[1])
-			case cl.Instances[e.InstanceID]:
-				enis[ip] = e.ID
-			case e.InstanceID == "":
-				why[ip] = fmt.Sprintf("%s is held by %s, which is attached to no Node of this cluster", ip, e.ID)
-			default:
-				why[ip] = fmt.Sprintf("%s is held by %s of instance %s, which is no Node of this cluster", ip, e.ID, e.InstanceID)
-			}
-		}
+		unresolved = provenHolders(ips, found, cl, eci, enis, why)
 	}
 	for _, w := range why {
 		rejected = append(rejected, w)
 	}
 	sort.Strings(rejected)
 	return enis, rejected, unresolved, nil
+}
+
+// claimRefused says why target t's claim on its address is refused (""
+// when it stands) and, for a pod on a virtual Node, the ECI container
+// group whose ENI must hold the address and the pod's name.
+func claimRefused(t Target, cl *Cluster, pods map[string]podFact, ns string, virtualOnly bool) (string, [2]string) {
+	node, nodeAddr := cl.NodeAddrs[t.IP]
+	if virtualOnly && t.Pod == nil {
+		return fmt.Sprintf("%s names no pod, and only pods on virtual Nodes are registered by address with ecs backends", t.IP), [2]string{}
+	}
+	if t.Pod == nil && nodeAddr {
+		return fmt.Sprintf("%s has no targetRef and is an address of Node %s: a Node's address is registered only for a running host-network pod of this namespace on that Node that the endpoint names", t.IP, node), [2]string{}
+	}
+	r := t.Pod
+	if r == nil {
+		return "", [2]string{}
+	}
+	name := r.Namespace + "/" + r.Name
+	if r.Namespace != ns {
+		return fmt.Sprintf("%s names pod %s in another namespace", t.IP, name), [2]string{}
+	}
+	f, ok := pods[name]
+	switch {
+	case !ok || !slices.Contains(f.ips, t.IP):
+		return fmt.Sprintf("%s is not an address of pod %s", t.IP, name), [2]string{}
+	case f.deleting:
+		return fmt.Sprintf("%s is the address of pod %s, which is being deleted", t.IP, name), [2]string{}
+	case f.phase != corev1.PodRunning:
+		return fmt.Sprintf("%s was the address of pod %s, which is %s, not Running: the address may be another pod's now", t.IP, name, phaseName(f.phase)), [2]string{}
+	case nodeAddr && (!f.hostNetwork || f.node != node):
+		return fmt.Sprintf("%s is an address of Node %s, and pod %s is not a host-network pod on that Node", t.IP, node, name), [2]string{}
+	case virtualOnly && !cl.Virtual[f.node]:
+		return fmt.Sprintf("%s is the address of pod %s, which is on no virtual Node of this cluster", t.IP, name), [2]string{}
+	case virtualOnly && f.node != t.NodeName:
+		// The endpoint's Node was found eligible, not the pod's.
+		return fmt.Sprintf("%s is the address of pod %s, which runs on %s, not on %s as its endpoint says", t.IP, name, f.node, t.NodeName), [2]string{}
+	case cl.Virtual[f.node] && !strings.HasPrefix(f.eci, eciPrefix):
+		return fmt.Sprintf("%s is the address of pod %s on virtual Node %s, which names no ECI container group (annotation %s)", t.IP, name, f.node, AnnotationECIInstance), [2]string{}
+	case cl.Virtual[f.node]:
+		return "", [2]string{f.eci, name}
+	}
+	return "", [2]string{}
+}
+
+// provenHolders checks who holds each of ips (found, the cloud's answer):
+// the ENI of the pod's own ECI container group for a pod on a virtual Node
+// (eci), else an ENI of one of the cluster's instances. It records the
+// proven ones in enis and the refused ones in why, and returns the
+// addresses no ENI holds (yet).
+func provenHolders(ips []string, found []ENI, cl *Cluster, eci map[string][2]string, enis, why map[string]string) (unresolved []string) {
+	holder := map[string]ENI{}
+	for _, e := range found {
+		for _, ip := range e.IPs {
+			holder[ip] = e
+		}
+	}
+	for _, ip := range ips {
+		e, ok := holder[ip]
+		own, virtual := eci[ip]
+		switch {
+		case !ok:
+			unresolved = append(unresolved, ip)
+		case virtual && e.InstanceID == own[0]:
+			enis[ip] = e.ID
+		case virtual:
+			why[ip] = fmt.Sprintf("%s is held by %s of %s, not by ECI container group %s of pod %s", ip, e.ID, orNothing(e.InstanceID), own[0], own[1])
+		case cl.Instances[e.InstanceID]:
+			enis[ip] = e.ID
+		case e.InstanceID == "":
+			why[ip] = fmt.Sprintf("%s is held by %s, which is attached to no Node of this cluster", ip, e.ID)
+		default:
+			why[ip] = fmt.Sprintf("%s is held by %s of instance %s, which is no Node of this cluster", ip, e.ID, e.InstanceID)
+		}
+	}
+	return unresolved
 }
 
 // phaseName is a pod phase for a message ("" is a pod not started yet).

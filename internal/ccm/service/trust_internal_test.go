@@ -110,6 +110,9 @@ func (f fakeProvider) Finalizer() string {
 	}
 	return naming.FinalizerCLB
 }
+func (f fakeProvider) Descriptor() Descriptor {
+	return Descriptor{Kind: f.Kind(), Owner: f.Owner(), Finalizer: f.Finalizer()}
+}
 
 // TestDecide: a bound Service stays with its provider unless its spec asks
 // for another kind; a kind we do not serve, or an opt-out while bound, is
@@ -149,7 +152,7 @@ func TestDecide(t *testing.T) {
 			p, amb := c.decide(tc.svc)
 			got := ""
 			if p != nil {
-				got = p.Kind()
+				got = p.Descriptor().Kind
 			}
 			if got != tc.want || (amb != "") != tc.ambiguous {
 				t.Fatalf("decide = %q, ambiguous %q; want %q, ambiguous %v", got, amb, tc.want, tc.ambiguous)

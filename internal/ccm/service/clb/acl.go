@@ -232,7 +232,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		// nothing.
 		return noop, warnings, nil
 	}
-	tags := naming.DefaultTags(req.Service, req.ClusterID)
+	tags := req.Identity().Tags
 	owned, err := p.api.ownACLs(ctx, tags)
 	if err != nil {
 		return nil, warnings, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
@@ -247,90 +247,20 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 			inUse[id] = true
 		}
 	}
-	log := klog.FromContext(ctx)
-	deleteLater := func(ids []string) func(context.Context) error {
-		return func(ctx context.Context) error {
-			for _, id := range ids {
-				if err := p.api.deleteACL(ctx, id); err != nil {
-					if cloud.IsNotFound(err) {
-						continue
-					}
-					if cloud.ClassOf(err).Retryable() {
-						// Detached already, so the next sync would not
-						// see it: remember to look, and fail the sync so
-						// that it comes.
-						p.owedACLs.Mark(req.Service.UID)
-						return fmt.Errorf("delete access control list %s: %w", id, err)
-					}
-					// Still used by a listener we do not manage: keep it
-					// rather than fail the Service; the next full sync
-					// tries again.
-					log.Info("Keeping an access control list of ours still in use", "acl", id, "err", err)
-					continue
-				}
-				log.Info("Deleted the access control list of loadBalancerSourceRanges", "acl", id)
-			}
-			p.owedACLs.Clear(req.Service.UID)
-			return nil
-		}
-	}
 	if !want {
-		for i := range m.Listeners {
-			ml := &m.Listeners[i]
-			if _, set := ml.Set["AclStatus"]; set {
-				continue // the user's annotations replace our list
-			}
-			for _, c := range current {
-				if c.Port == ml.Port && c.Protocol == ml.Protocol && ours[c.Params["AclId"]] && c.Params["AclStatus"] == "on" {
-					ml.Set["AclStatus"] = "off"
-				}
-			}
-		}
+		detachOurs(m, current, ours)
 		ids := make([]string, 0, len(owned))
 		for _, a := range owned {
 			ids = append(ids, a.ID)
 		}
-		return deleteLater(ids), warnings, nil
+		return p.deleteACLsLater(req, ids), warnings, nil
 	}
 
-	// Keep the list a listener already uses (or the first), drop the
-	// duplicates a lost create response may have left.
-	sort.SliceStable(owned, func(i, j int) bool { return inUse[owned[i].ID] && !inUse[owned[j].ID] })
-	var keep string
-	var extra []string
-	for _, a := range owned {
-		if keep == "" && a.Version == version {
-			keep = a.ID
-			continue
-		}
-		extra = append(extra, a.ID)
+	extra, err := p.applyACL(ctx, req, lb, m, owned, inUse, entries, version)
+	if err != nil {
+		return nil, warnings, err
 	}
-	have := map[netip.Prefix]string{}
-	if keep == "" {
-		// No ClientToken on CreateAccessControlList: a lost response is
-		// caught by the lookup by tag at the next sync instead.
-		id, err := p.api.createACL(ctx, ACLName(naming.DefaultLBName(req.Service)), version, lb.ResourceGroupId, tags)
-		if err != nil {
-			return nil, warnings, fmt.Errorf("create the access control list of loadBalancerSourceRanges: %w", err)
-		}
-		keep = id
-		log.Info("Created the access control list of loadBalancerSourceRanges", "acl", id)
-	} else if have, err = p.api.aclEntries(ctx, keep); err != nil {
-		return nil, warnings, fmt.Errorf("read access control list %s: %w", keep, err)
-	}
-	add, remove := planEntries(entries, have)
-	// Add before remove: a list a listener uses may not become empty.
-	if err := p.api.aclEntryCall(ctx, keep, true, add); err != nil {
-		return nil, warnings, fmt.Errorf("add %d entries to access control list %s: %w", len(add), keep, err)
-	}
-	if err := p.api.aclEntryCall(ctx, keep, false, remove); err != nil {
-		return nil, warnings, fmt.Errorf("remove %d entries from access control list %s: %w", len(remove), keep, err)
-	}
-	for i := range m.Listeners {
-		ml := &m.Listeners[i]
-		ml.Set["AclStatus"], ml.Set["AclId"], ml.Set["AclType"] = "on", keep, "white"
-	}
-	return deleteLater(extra), warnings, nil
+	return p.deleteACLsLater(req, extra), warnings, nil
 }
 
 // planEntries returns the entries to add (canonical text) and to remove
@@ -359,7 +289,7 @@ func planEntries(want []string, have map[netip.Prefix]string) (add, remove []str
 // listener we do not manage is an error, so the finalizer stays until it
 // is released.
 func (p *Provider) deleteSourceRangeACLs(ctx context.Context, req *service.Request) (int, error) {
-	owned, err := p.api.ownACLs(ctx, naming.DefaultTags(req.Service, req.ClusterID))
+	owned, err := p.api.ownACLs(ctx, req.Identity().Tags)
 	if err != nil {
 		return 0, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
 	}
@@ -387,4 +317,96 @@ func (p *Provider) cleanSourceRanges(ctx context.Context, req *service.Request, 
 		*done = append(*done, fmt.Sprintf("deleted %d access control list(s) of loadBalancerSourceRanges", n))
 	}
 	return nil
+}
+
+// deleteACLsLater is the step that deletes the lists of ours ids once the
+// listeners no longer use them; a retryable failure is remembered
+// (owedACLs) and fails the sync, so that the next one looks again.
+func (p *Provider) deleteACLsLater(req *service.Request, ids []string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, id := range ids {
+			if err := p.api.deleteACL(ctx, id); err != nil {
+				if cloud.IsNotFound(err) {
+					continue
+				}
+				if cloud.ClassOf(err).Retryable() {
+					// Detached already, so the next sync would not
+					// see it: remember to look, and fail the sync so
+					// that it comes.
+					p.owedACLs.Mark(req.Service.UID)
+					return fmt.Errorf("delete access control list %s: %w", id, err)
+				}
+				// Still used by a listener we do not manage: keep it
+				// rather than fail the Service; the next full sync
+				// tries again.
+				klog.FromContext(ctx).Info("Keeping an access control list of ours still in use", "acl", id, "err", err)
+				continue
+			}
+			klog.FromContext(ctx).Info("Deleted the access control list of loadBalancerSourceRanges", "acl", id)
+		}
+		p.owedACLs.Clear(req.Service.UID)
+		return nil
+	}
+}
+
+// detachOurs turns our white list off on the model's listeners that use
+// it, unless the user's annotations set the listener's ACL.
+func detachOurs(m *Model, current []CurrentListener, ours map[string]bool) {
+	for i := range m.Listeners {
+		ml := &m.Listeners[i]
+		if _, set := ml.Set["AclStatus"]; set {
+			continue // the user's annotations replace our list
+		}
+		for _, c := range current {
+			if c.Port == ml.Port && c.Protocol == ml.Protocol && ours[c.Params["AclId"]] && c.Params["AclStatus"] == "on" {
+				ml.Set["AclStatus"] = "off"
+			}
+		}
+	}
+}
+
+// applyACL makes the Service's list (kept, or created) hold entries and
+// attaches it to every listener of the model; it returns the duplicate
+// lists of ours a lost create response may have left.
+func (p *Provider) applyACL(ctx context.Context, req *service.Request, lb *slb.LoadBalancer, m *Model, owned []ownedACL, inUse map[string]bool, entries []string, version string) ([]string, error) {
+	log := klog.FromContext(ctx)
+	var err error
+	// Keep the list a listener already uses (or the first), drop the
+	// duplicates a lost create response may have left.
+	sort.SliceStable(owned, func(i, j int) bool { return inUse[owned[i].ID] && !inUse[owned[j].ID] })
+	var keep string
+	var extra []string
+	for _, a := range owned {
+		if keep == "" && a.Version == version {
+			keep = a.ID
+			continue
+		}
+		extra = append(extra, a.ID)
+	}
+	have := map[netip.Prefix]string{}
+	if keep == "" {
+		// No ClientToken on CreateAccessControlList: a lost response is
+		// caught by the lookup by tag at the next sync instead.
+		id, err := p.api.createACL(ctx, ACLName(req.Identity().Name), version, lb.ResourceGroupId, req.Identity().Tags)
+		if err != nil {
+			return nil, fmt.Errorf("create the access control list of loadBalancerSourceRanges: %w", err)
+		}
+		keep = id
+		log.Info("Created the access control list of loadBalancerSourceRanges", "acl", id)
+	} else if have, err = p.api.aclEntries(ctx, keep); err != nil {
+		return nil, fmt.Errorf("read access control list %s: %w", keep, err)
+	}
+	add, remove := planEntries(entries, have)
+	// Add before remove: a list a listener uses may not become empty.
+	if err := p.api.aclEntryCall(ctx, keep, true, add); err != nil {
+		return nil, fmt.Errorf("add %d entries to access control list %s: %w", len(add), keep, err)
+	}
+	if err := p.api.aclEntryCall(ctx, keep, false, remove); err != nil {
+		return nil, fmt.Errorf("remove %d entries from access control list %s: %w", len(remove), keep, err)
+	}
+	for i := range m.Listeners {
+		ml := &m.Listeners[i]
+		ml.Set["AclStatus"], ml.Set["AclId"], ml.Set["AclType"] = "on", keep, "white"
+	}
+	return extra, nil
 }

@@ -54,7 +54,7 @@ func TestDeleteLostResponses(t *testing.T) {
 	b, _, err := service.ReleaseSet(context.Background(), f.p, req)
 	emulatortest.NoError(t, err)
 	req.Binding = b
-	if _, err := f.p.Delete(context.Background(), req); err != nil {
+	if _, err := deleteBound(context.Background(), f.p, req); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 	sent("DeleteLoadBalancer", "DeleteAccessControlList")

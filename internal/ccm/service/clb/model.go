@@ -87,11 +87,11 @@ type Model struct {
 }
 
 // BuildModel derives the desired groups and listeners from the Service,
-// its settings and targets. eniIDs maps pod IPs to their ENI ids (eni
-// backends).
-func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
+// its settings and targets (as the backends resolver proved them: a pod
+// address comes with its ENI).
+func BuildModel(req *service.Request) *Model {
 	s := req.Settings
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	// Group names carry no protocol, so 53/TCP and 53/UDP on one nodePort
@@ -129,11 +129,10 @@ func BuildModel(req *service.Request, eniIDs map[string]string) *Model {
 			// A pod address is an eni member in either backend mode (with
 			// ecs backends: a pod on a virtual Node).
 			if eni || t.IP != "" {
-				id, ok := eniIDs[t.IP]
-				if !ok {
-					continue
+				if t.ENI == "" {
+					continue // not proven (the resolver hands none such)
 				}
-				b = Backend{ServerID: id, IP: t.IP, Type: "eni", Port: t.Port, Weight: t.Weight, Description: g.Name}
+				b = Backend{ServerID: t.ENI, IP: t.IP, Type: "eni", Port: t.Port, Weight: t.Weight, Description: g.Name}
 			}
 			g.Backends = append(g.Backends, b)
 		}
@@ -157,44 +156,29 @@ func onOff(b bool) string {
 // rest are sent on creation only, so an adopted listener is left as is.
 func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create map[string]string) {
 	set, create = map[string]string{}, map[string]string{"Bandwidth": "-1"}
+	ps, cs := params(set), params(create)
 	l := s.Listener
 	h := l.HealthCheck
 	proto := p.Protocol
 	l4 := proto == annotations.ProtocolTCP || proto == annotations.ProtocolUDP
 	l7 := !l4
-	str := func(k string, v *string) {
-		if v != nil {
-			set[k] = *v
-		}
-	}
-	num := func(k string, v *int) {
-		if v != nil {
-			set[k] = strconv.Itoa(*v)
-		}
-	}
-	flag := func(k string, v *bool) {
-		if v != nil {
-			set[k] = onOff(*v)
-		}
-	}
-
 	if l.Scheduler != nil {
 		set["Scheduler"] = *l.Scheduler
 	} else {
 		create["Scheduler"] = annotations.DefaultCLBScheduler
 	}
-	flag("AclStatus", l.ACLStatus)
+	ps.flag("AclStatus", l.ACLStatus)
 	// Access control off detaches the list (the listener then reports no
 	// AclId), so the id and type only matter while it is on.
 	if l.ACLStatus == nil || *l.ACLStatus {
-		str("AclId", l.ACLID)
-		str("AclType", l.ACLType)
+		ps.str("AclId", l.ACLID)
+		ps.str("AclType", l.ACLType)
 	}
-	num("HealthyThreshold", h.HealthyThreshold)
-	num("UnhealthyThreshold", h.UnhealthyThreshold)
-	num("HealthCheckInterval", h.Interval)
-	str("HealthCheckURI", h.URI)
-	str("HealthCheckDomain", h.Domain)
+	ps.num("HealthyThreshold", h.HealthyThreshold)
+	ps.num("UnhealthyThreshold", h.UnhealthyThreshold)
+	ps.num("HealthCheckInterval", h.Interval)
+	ps.str("HealthCheckURI", h.URI)
+	ps.str("HealthCheckDomain", h.Domain)
 	if len(h.HTTPCodes) > 0 {
 		set["HealthCheckHttpCode"] = strings.Join(h.HTTPCodes, ",")
 	}
@@ -203,48 +187,29 @@ func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create 
 		set["HealthCheckConnectPort"] = strconv.Itoa(*h.ConnectPort)
 	}
 	if l4 {
-		flag("HealthCheckSwitch", h.Switch)
-		num("HealthCheckConnectTimeout", h.ConnectTimeout)
-		num("PersistenceTimeout", l.PersistenceTimeout)
-		flag("ConnectionDrain", l.ConnectionDrain)
-		num("ConnectionDrainTimeout", l.ConnectionDrainTimeout)
+		ps.flag("HealthCheckSwitch", h.Switch)
+		ps.num("HealthCheckConnectTimeout", h.ConnectTimeout)
+		ps.num("PersistenceTimeout", l.PersistenceTimeout)
+		ps.flag("ConnectionDrain", l.ConnectionDrain)
+		ps.num("ConnectionDrainTimeout", l.ConnectionDrainTimeout)
 		if l.ProxyProtocol != nil {
 			set["ProxyProtocolV2Enabled"] = strconv.FormatBool(*l.ProxyProtocol)
 		}
 	}
 	if proto == annotations.ProtocolTCP {
-		str("HealthCheckType", h.Type)
-		num("EstablishedTimeout", l.EstablishedTimeout)
+		ps.str("HealthCheckType", h.Type)
+		ps.num("EstablishedTimeout", l.EstablishedTimeout)
 		if h.Type != nil && *h.Type == "http" {
-			str("HealthCheckMethod", h.Method)
+			ps.str("HealthCheckMethod", h.Method)
 		}
 	}
 	if l7 {
-		if h.Flag != nil {
-			set["HealthCheck"] = onOff(*h.Flag)
-		} else {
-			create["HealthCheck"] = "off"
-		}
-		str("HealthCheckMethod", h.Method)
-		num("HealthCheckTimeout", h.Timeout)
-		if l.StickySession != nil {
-			set["StickySession"] = onOff(*l.StickySession)
-		} else {
-			create["StickySession"] = "off"
-		}
-		str("StickySessionType", l.StickySessionType)
-		str("Cookie", l.Cookie)
-		num("CookieTimeout", l.CookieTimeout)
-		num("IdleTimeout", l.IdleTimeout)
-		num("RequestTimeout", l.RequestTimeout)
-		flag("XForwardedFor_proto", l.XForwardedForProto)
-		flag("XForwardedFor_SLBPORT", l.XForwardedForSLBPort)
-		flag("XForwardedFor_ClientSrcPort", l.XForwardedForClientSrcPort)
+		l7Settings(ps, cs, l)
 	}
 	if proto == annotations.ProtocolHTTPS {
-		str("ServerCertificateId", l.CertID)
-		flag("EnableHttp2", l.HTTP2)
-		str("TLSCipherPolicy", l.TLSCipherPolicy)
+		ps.str("ServerCertificateId", l.CertID)
+		ps.flag("EnableHttp2", l.HTTP2)
+		ps.str("TLSCipherPolicy", l.TLSCipherPolicy)
 	}
 	return set, create
 }
@@ -257,3 +222,51 @@ func (b Backend) MemberWeight() int { return b.Weight }
 
 // MemberDescription implements service.Member.
 func (b Backend) MemberDescription() string { return b.Description }
+
+// params are API parameters being built: an annotation left unset adds
+// nothing, so only what the user set is compared and written.
+type params map[string]string
+
+func (p params) str(k string, v *string) {
+	if v != nil {
+		p[k] = *v
+	}
+}
+
+func (p params) num(k string, v *int) {
+	if v != nil {
+		p[k] = strconv.Itoa(*v)
+	}
+}
+
+func (p params) flag(k string, v *bool) {
+	if v != nil {
+		p[k] = onOff(*v)
+	}
+}
+
+// l7Settings adds the settings of HTTP and HTTPS listeners to ps, and
+// their creation defaults to cs.
+func l7Settings(ps, cs params, l annotations.Listener) {
+	h := l.HealthCheck
+	if h.Flag != nil {
+		ps["HealthCheck"] = onOff(*h.Flag)
+	} else {
+		cs["HealthCheck"] = "off"
+	}
+	ps.str("HealthCheckMethod", h.Method)
+	ps.num("HealthCheckTimeout", h.Timeout)
+	if l.StickySession != nil {
+		ps["StickySession"] = onOff(*l.StickySession)
+	} else {
+		cs["StickySession"] = "off"
+	}
+	ps.str("StickySessionType", l.StickySessionType)
+	ps.str("Cookie", l.Cookie)
+	ps.num("CookieTimeout", l.CookieTimeout)
+	ps.num("IdleTimeout", l.IdleTimeout)
+	ps.num("RequestTimeout", l.RequestTimeout)
+	ps.flag("XForwardedFor_proto", l.XForwardedForProto)
+	ps.flag("XForwardedFor_SLBPORT", l.XForwardedForSLBPort)
+	ps.flag("XForwardedFor_ClientSrcPort", l.XForwardedForClientSrcPort)
+}

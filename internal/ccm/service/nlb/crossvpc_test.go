@@ -32,7 +32,7 @@ func TestReuseAcrossVPCs(t *testing.T) {
 
 	refused := svc("cross-vpc", map[string]string{"id": lbID, "force-override-listeners": "true"})
 	m := f.mark()
-	_, err = f.p.Ensure(f.ctx, request(t, refused, instances[:2], nil))
+	_, err = ensureBound(f.ctx, f.p, request(t, refused, instances[:2], nil))
 	if err == nil || !strings.Contains(err.Error(), "vpc-other") || !strings.Contains(err.Error(), vpcID) || !strings.Contains(err.Error(), "server-group-type") {
 		t.Fatalf("Instance groups on an NLB of another VPC: %v", err)
 	}

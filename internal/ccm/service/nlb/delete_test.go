@@ -53,7 +53,7 @@ func TestDeleteLostResponses(t *testing.T) {
 
 	release := map[string]string{"DeleteLoadBalancer": "nlb", "DeleteSecurityGroup": "ecs"}
 	lose(release)
-	if _, err := f.p.Delete(f.ctx, req); err != nil {
+	if _, err := deleteBound(f.ctx, f.p, req); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 	replayed(release)

@@ -138,7 +138,7 @@ func request(t *testing.T, s *corev1.Service, nodes []string, weights map[string
 func (f *fixture) ensure(req *service.Request) *service.Result {
 	f.t.Helper()
 	for i := 0; i < 20; i++ {
-		res, err := f.p.Ensure(f.ctx, req)
+		res, err := ensureBound(f.ctx, f.p, req)
 		var retry *service.RetryError
 		// As the controller does: requeue while the cloud is busy or still
 		// throttling after the client's own retries ran out.

@@ -146,3 +146,30 @@ func (p *Provider) runQueues(ctx context.Context, what string, queues [][]op) er
 		}
 	}
 }
+
+// waitDeleted reads a Deleting load balancer until it is gone, one
+// GetLoadBalancerAttribute per JobPollInterval; past JobTimeout the sync
+// ends with a RetryError.
+func (p *Provider) waitDeleted(ctx context.Context, id string) error {
+	deadline := time.Now().Add(p.opts.JobTimeout)
+	for {
+		lb, err := p.api.getLB(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read load balancer %s: %w", id, err)
+		}
+		if lb == nil {
+			return nil
+		}
+		if lb.Status != statusDeleting {
+			return &service.RetryError{Err: fmt.Errorf("load balancer %s is %s, not gone, after its deletion", id, lb.Status)}
+		}
+		if time.Now().After(deadline) {
+			return &service.RetryError{Err: fmt.Errorf("load balancer %s is still %s after %s", id, lb.Status, p.opts.JobTimeout)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the deletion of load balancer %s: %w", id, ctx.Err())
+		case <-time.After(p.opts.JobPollInterval):
+		}
+	}
+}

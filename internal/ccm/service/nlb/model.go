@@ -131,11 +131,9 @@ type Model struct {
 }
 
 // Addresses resolves backend identities the model needs but the Request
-// does not carry: ENI ids of pod IPs (eni backends in Instance groups) and
-// primary IPs of instances (ecs backends in Ip groups).
+// does not carry: the primary IPs of instances (ecs backends in Ip
+// groups). The ENIs of pod IPs come with the targets.
 type Addresses struct {
-	// ENIs maps pod IPs to the ENIs holding them.
-	ENIs map[string]string
 	// InstanceIPs maps instance ids to their primary private IPs.
 	InstanceIPs map[string]string
 	// InstanceIPv6s maps instance ids to their primary ENI's first IPv6
@@ -169,7 +167,7 @@ func groupProtocol(listenerProto string) string {
 // its settings and targets.
 func BuildModel(req *service.Request, addr Addresses) *Model {
 	s := req.Settings
-	ref := naming.For(req.Service, req.ClusterID)
+	ref := req.Identity().Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	typ := groupType(s)
@@ -230,11 +228,10 @@ func server(t service.Target, eni bool, typ string, addr Addresses, desc string)
 		}
 		srv.ServerID, srv.IP, srv.Type = ip, ip, ServerIP
 	case eni:
-		id := addr.ENIs[t.IP]
-		if id == "" {
-			return Server{}, false
+		if t.ENI == "" {
+			return Server{}, false // not proven (the resolver hands none such)
 		}
-		srv.ServerID, srv.IP, srv.Type = id, t.IP, ServerEni
+		srv.ServerID, srv.IP, srv.Type = t.ENI, t.IP, ServerEni
 	default:
 		if t.InstanceID == "" {
 			return Server{}, false

@@ -110,19 +110,12 @@ func New(opts Options) (*Provider, error) {
 	return &Provider{Finder: service.Lookups(a.getLB, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
-// Kind implements service.Provider.
-func (p *Provider) Kind() string { return "NLB" }
-
-// Owner implements service.Provider.
-func (p *Provider) Owner() annotations.Owner { return annotations.OwnerNLB }
-
-// Finalizer implements service.Provider.
-func (p *Provider) Finalizer() string { return naming.FinalizerNLB }
-
-// ReuseRules implements service.Provider. NLB server groups may live in
+// Descriptor implements service.Provider. NLB server groups may live in
 // another VPC than the cluster's (the existing CCM allows reusing such a
-// load balancer), so the VPC is not checked.
-func (p *Provider) ReuseRules() service.ReuseRules { return service.ReuseRules{} }
+// load balancer), so the reuse rules check no VPC.
+func (p *Provider) Descriptor() service.Descriptor {
+	return service.Descriptor{Kind: "NLB", Owner: annotations.OwnerNLB, Finalizer: naming.FinalizerNLB}
+}
 
 // facts describes an NLB for the ownership rules.
 func facts(lb *lbInfo) *service.LoadBalancer {
@@ -148,10 +141,6 @@ func native(b *service.Binding) *lbInfo {
 // attributes; listeners (ours deleted first to free ports, then created,
 // updated, started); finally the groups no listener needs any more.
 func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	s := req.Settings
 	if s == nil {
 		return nil, errors.New("nlb: no settings")
@@ -200,11 +189,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if err != nil {
 		return nil, err
 	}
-	vpcID := lb.VpcID
-	if vpcID == "" {
-		vpcID = p.opts.VpcID
-	}
-	if err := p.syncGroups(ctx, req, vpcID, model, gplan); err != nil {
+	if err := p.syncGroups(ctx, req, p.vpcOf(lb), model, gplan); err != nil {
 		return nil, err
 	}
 	if req.Binding.Reused && !created {
@@ -245,10 +230,31 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	}
 	res.Labels = sr.labels()
 
+	warnings, err = p.ensureListeners(ctx, req, lb, model, gplan, created)
+	res.Warnings = append(res.Warnings, warnings...)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
+		return nil, err
+	}
+	if lb.DNSName != "" {
+		res.Ingress = []corev1.LoadBalancerIngress{{Hostname: lb.DNSName}}
+	}
+	return res, nil
+}
+
+// ensureListeners brings the listeners and their certificates to the
+// model (none of a borrowed load balancer's unless the Service manages
+// them).
+func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *lbInfo, model *Model, gplan GroupPlan, created bool) ([]service.Warning, error) {
+	s := req.Settings
+	var out []service.Warning
+	var err error
 	var listeners []CurrentListener
 	if !created && s.ManagesListeners() {
 		if listeners, err = p.api.listeners(ctx, lb.ID); err != nil {
-			return nil, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
+			return out, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
 		}
 	}
 	// The listeners of a borrowed load balancer are its owner's unless
@@ -260,11 +266,11 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	}
 	lplan := PlanListeners(desired, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
 	for _, c := range lplan.Conflicts {
-		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
+		out = append(out, service.Warning{Reason: EventListenerConflict, Message: c})
 	}
 	newListeners, pending, err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	// The last listener job is waited for here only when more of this
 	// pass needs the load balancer or a group it released; otherwise the
@@ -272,7 +278,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	// so a new Service is addressed without that wait and its call.
 	if model.managesCerts() || len(gplan.Delete) > 0 {
 		if err := p.wait(ctx, "listener changes on "+lb.ID, pending); err != nil {
-			return nil, err
+			return out, err
 		}
 	} else if pending != "" {
 		p.pending.Store(lb.ID, pending)
@@ -286,15 +292,17 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		ids[k], isNew[k] = id, true
 	}
 	if err := p.syncCerts(ctx, model, ids, isNew); err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// vpcOf is the VPC of lb, the cluster's when the cloud does not say.
+func (p *Provider) vpcOf(lb *lbInfo) string {
+	if lb.VpcID == "" {
+		return p.opts.VpcID
 	}
-	if lb.DNSName != "" {
-		res.Ingress = []corev1.LoadBalancerIngress{{Hostname: lb.DNSName}}
-	}
-	return res, nil
+	return lb.VpcID
 }
 
 // SyncBackends implements service.Provider: one ListServerGroups (two with
@@ -303,10 +311,6 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 // used by the load balancer (its listener or the load balancer itself
 // vanished) asks for a full sync.
 func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*service.Result, error) {
-	req, err := service.Ready(ctx, p, req, false)
-	if err != nil {
-		return nil, err
-	}
 	lbID := req.Binding.ID()
 	if lbID == "" {
 		return nil, service.ErrFullSyncNeeded
@@ -338,156 +342,6 @@ func (m *Model) managesCerts() bool {
 		}
 	}
 	return false
-}
-
-// unrelated reports whether one of our groups is not used by lbID.
-func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
-	for _, d := range m.Groups {
-		if d.BoundID != "" {
-			continue
-		}
-		if c, ok := g.current[g.IDs[d.ServicePort]]; !ok || !slices.Contains(c.RelatedLBs, lbID) {
-			return true
-		}
-	}
-	return false
-}
-
-// planGroups reads our groups (by the Service's default-name tag) and the
-// vgroup-port ones (by id) and plans them.
-//
-// A vgroup-port group must be used by a listener of lbID, the load balancer
-// the Service is bound to: server groups are regional, so without this
-// any Service could name another team's group and add its Nodes, on its
-// own nodePort, behind that team's load balancer. Any other group counts
-// as missing, and the sync fails naming it before any member is written.
-func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model, lbID string) (GroupPlan, error) {
-	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
-	if err != nil {
-		return GroupPlan{}, fmt.Errorf("list server groups: %w", err)
-	}
-	var boundIDs []string
-	for _, g := range m.Groups {
-		if g.BoundID != "" && !slices.Contains(boundIDs, g.BoundID) {
-			boundIDs = append(boundIDs, g.BoundID)
-		}
-	}
-	bound := map[string]CurrentGroup{}
-	if len(boundIDs) > 0 {
-		gs, err := p.api.groupsByID(ctx, boundIDs)
-		if err != nil {
-			return GroupPlan{}, fmt.Errorf("list server groups %s: %w", strings.Join(boundIDs, ", "), err)
-		}
-		for _, g := range gs {
-			if lbID != "" && slices.Contains(g.RelatedLBs, lbID) {
-				bound[g.ID] = g
-			}
-		}
-	}
-	plan := PlanGroups(m.Groups, owned, bound, m.Ref)
-	if len(plan.MissingBound) > 0 {
-		return plan, fmt.Errorf("%s names server groups %s that do not exist or are not used by a listener of load balancer %s, the one this Service is bound to",
-			req.Settings.Key("vgroup-port"), strings.Join(plan.MissingBound, ", "), lbID)
-	}
-	plan.current = map[string]CurrentGroup{}
-	for _, g := range owned {
-		plan.current[g.ID] = g
-	}
-	for id, g := range bound {
-		plan.current[id] = g
-	}
-	return plan, nil
-}
-
-// syncGroups creates missing groups, then brings the tunables and members
-// of every group to the model. Groups are independent (each is locked by
-// its own jobs), so their calls run in rounds with one wait per round.
-func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID string, m *Model, plan GroupPlan) error {
-	s := req.Settings
-	fresh := map[int32]bool{}
-	if len(plan.Create) > 0 {
-		tags := naming.DefaultTags(req.Service, req.ClusterID)
-		var jobs []string
-		for _, g := range plan.Create {
-			id, job, err := p.api.createGroup(ctx, vpcID, g, tags)
-			if err != nil {
-				return fmt.Errorf("create server group %s: %w", g.Name, err)
-			}
-			plan.IDs[g.ServicePort], fresh[g.ServicePort] = id, true
-			jobs = append(jobs, job)
-		}
-		if err := p.wait(ctx, "server group creation", jobs...); err != nil {
-			return err
-		}
-	}
-	updates := map[string]map[string]string{}
-	for _, u := range plan.Update {
-		updates[u.ID] = u.Params
-	}
-	var queues [][]op
-	for _, g := range m.Groups {
-		id := plan.IDs[g.ServicePort]
-		var q []op
-		if params := updates[id]; len(params) > 0 {
-			q = append(q, func(ctx context.Context) (string, error) {
-				job, err := p.api.updateGroup(ctx, id, params)
-				if err != nil {
-					return "", fmt.Errorf("update server group %s: %w", id, err)
-				}
-				return job, nil
-			})
-		}
-		var cur []Server
-		if !fresh[g.ServicePort] {
-			var err error
-			if cur, err = p.api.servers(ctx, id); err != nil {
-				return fmt.Errorf("read servers of server group %s: %w", id, err)
-			}
-		}
-		sp := PlanServers(g.Servers, cur, g.BoundID != "", g.Name, s.Backend.IgnoreWeightUpdate)
-		if !sp.Empty() {
-			klog.FromContext(ctx).V(2).Info("Updating servers", "serverGroup", id, "add", len(sp.Add), "remove", len(sp.Remove), "reweigh", len(sp.Update))
-		}
-		q = append(q, p.memberOps(id, sp)...)
-		if len(q) > 0 {
-			queues = append(queues, q)
-		}
-	}
-	return p.runQueues(ctx, "server group changes", queues)
-}
-
-// memberOps turns a server plan into calls of at most BatchSize servers:
-// removals, weight updates, additions.
-func (p *Provider) memberOps(id string, sp ServerPlan) []op {
-	var ops []op
-	for _, part := range service.Chunks(sp.Remove, p.opts.BatchSize) {
-		ops = append(ops, func(ctx context.Context) (string, error) {
-			job, err := p.api.removeServers(ctx, id, part)
-			if err != nil {
-				return "", fmt.Errorf("remove servers from server group %s: %w", id, err)
-			}
-			return job, nil
-		})
-	}
-	for _, part := range service.Chunks(sp.Update, p.opts.BatchSize) {
-		ops = append(ops, func(ctx context.Context) (string, error) {
-			job, err := p.api.updateServers(ctx, id, part)
-			if err != nil {
-				return "", fmt.Errorf("update servers of server group %s: %w", id, err)
-			}
-			return job, nil
-		})
-	}
-	for _, part := range service.Chunks(sp.Add, p.opts.BatchSize) {
-		ops = append(ops, func(ctx context.Context) (string, error) {
-			job, err := p.api.addServers(ctx, id, part)
-			if err != nil {
-				return "", fmt.Errorf("add servers to server group %s: %w", id, err)
-			}
-			return job, nil
-		})
-	}
-	return ops
 }
 
 // applyListeners runs a listener plan. Every listener job locks the load
@@ -546,34 +400,14 @@ func (p *Provider) applyListeners(ctx context.Context, lbID string, plan Listene
 	return created, pending, nil
 }
 
-// deleteGroups deletes groups no listener of ours uses any more; one still
-// used elsewhere (a listener we do not manage) is kept.
-func (p *Provider) deleteGroups(ctx context.Context, groups []CurrentGroup) error {
-	var jobs []string
-	for _, g := range groups {
-		job, err := p.api.deleteGroup(ctx, g.ID)
-		if cloud.CodeOf(err) == "ResourceInUse.ServerGroup" {
-			klog.FromContext(ctx).Info("Keeping a server group still in use", "serverGroup", g.ID, "name", g.Name)
-			continue
-		}
-		if cloud.IsNotFound(err) {
-			continue // deleted already (a lost answer, or the console)
-		}
-		if err != nil {
-			return fmt.Errorf("delete server group %s (%s): %w", g.ID, g.Name, err)
-		}
-		jobs = append(jobs, job)
-	}
-	return p.wait(ctx, "server group deletion", jobs...)
-}
-
 // resolve finds the identities the model needs beyond the Request: ENI
 // ids of pod IPs for eni backends in Instance groups, primary IPs of
 // instances for ecs backends in Ip groups.
 func (p *Provider) resolve(ctx context.Context, req *service.Request) (Addresses, error) {
 	// The controller's backends resolver found and proved the ENIs of pod
-	// addresses (with ecs backends, those of pods on virtual Nodes).
-	addr := Addresses{ENIs: req.ENIs}
+	// addresses (with ecs backends, those of pods on virtual Nodes): they
+	// come with the targets.
+	var addr Addresses
 	if req.Settings.Backend.Type == annotations.BackendENI || groupType(req.Settings) != GroupIP {
 		return addr, nil
 	}
@@ -624,7 +458,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	r.AddressType = addressType(annotations.Or(lbs.AddressType, annotations.DefaultAddressType))
 	r.AddressIpVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
 	r.VpcId = p.opts.VpcID
-	r.LoadBalancerName = annotations.Or(lbs.Name, naming.DefaultLBName(req.Service))
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
 	r.LoadBalancerBillingConfig.PayType = "PostPay"
 	r.DeletionProtectionConfig.Enabled, r.DeletionProtectionConfig.Reason = "true", protectionReason
 	r.ModificationProtectionConfig.Status, r.ModificationProtectionConfig.Reason = "ConsoleProtection", protectionReason
@@ -639,7 +473,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		ids := append([]string(nil), lbs.SecurityGroupIDs...)
 		r.SecurityGroupIds = &ids
 	}
-	tags := append(naming.DefaultTags(req.Service, req.ClusterID), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}
@@ -719,219 +553,6 @@ func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
 	}
 }
 
-// waitDeleted reads a Deleting load balancer until it is gone, one
-// GetLoadBalancerAttribute per JobPollInterval; past JobTimeout the sync
-// ends with a RetryError.
-func (p *Provider) waitDeleted(ctx context.Context, id string) error {
-	deadline := time.Now().Add(p.opts.JobTimeout)
-	for {
-		lb, err := p.api.getLB(ctx, id)
-		if err != nil {
-			return fmt.Errorf("read load balancer %s: %w", id, err)
-		}
-		if lb == nil {
-			return nil
-		}
-		if lb.Status != statusDeleting {
-			return &service.RetryError{Err: fmt.Errorf("load balancer %s is %s, not gone, after its deletion", id, lb.Status)}
-		}
-		if time.Now().After(deadline) {
-			return &service.RetryError{Err: fmt.Errorf("load balancer %s is still %s after %s", id, lb.Status, p.opts.JobTimeout)}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the deletion of load balancer %s: %w", id, ctx.Err())
-		case <-time.After(p.opts.JobPollInterval):
-		}
-	}
-}
-
-// updateLB changes only what the annotations explicitly ask for and the
-// cloud does not already have; absent annotations leave the cloud alone,
-// so an adopted load balancer sees no write. Our own load balancers get
-// their protections back if something turned them off. On a borrowed load
-// balancer other Services share, no setting is written: each difference is
-// a Warning (service.SharedSettingIgnored).
-func (p *Provider) updateLB(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges) ([]service.Warning, error) {
-	var warnings []service.Warning
-	err := p.updateLBSettings(ctx, req, lb, sr, func(suffix, have, want string) bool {
-		if !req.Binding.Shared() {
-			return false
-		}
-		warnings = append(warnings, service.SharedSettingIgnored(req.Binding, req.Settings.Key(suffix), have, want))
-		return true
-	})
-	return warnings, err
-}
-
-// updateLBSettings is updateLB; frozen reports a setting the annotation
-// asks for (want, where the cloud has have) and says whether to leave it.
-func (p *Provider) updateLBSettings(ctx context.Context, req *service.Request, lb *lbInfo, sr *sourceRanges, frozen func(suffix, have, want string) bool) error {
-	s := req.Settings
-	lbs := s.LoadBalancer
-	id := lb.ID
-	name := ""
-	if lbs.Name != nil && *lbs.Name != lb.Name && !frozen("name", lb.Name, *lbs.Name) {
-		name = *lbs.Name
-	}
-	var cross *bool
-	if lbs.CrossZoneEnabled != nil && *lbs.CrossZoneEnabled != lb.CrossZone && !frozen("cross-zone-enabled", onOff(lb.CrossZone), onOff(*lbs.CrossZoneEnabled)) {
-		cross = lbs.CrossZoneEnabled
-	}
-	if name != "" || cross != nil {
-		job, err := p.api.updateLBAttribute(ctx, id, name, cross)
-		if err != nil {
-			return fmt.Errorf("update attributes of %s: %w", id, err)
-		}
-		if err := p.wait(ctx, "load balancer attribute update", job); err != nil {
-			return err
-		}
-	}
-	if len(lbs.ZoneMaps) > 0 && !sameZones(lbs.ZoneMaps, lb.Zones) && !frozen("zone-maps", zoneString(lb.Zones), zoneMapString(lbs.ZoneMaps)) {
-		zones := make([]nlb.UpdateLoadBalancerZonesZoneMappings, 0, len(lbs.ZoneMaps))
-		for _, z := range lbs.ZoneMaps {
-			zones = append(zones, nlb.UpdateLoadBalancerZonesZoneMappings{ZoneId: z.ZoneID, VSwitchId: z.VSwitchID, PrivateIPv4Address: z.IPv4Address, AllocationId: z.AllocationID})
-		}
-		job, err := p.api.updateZones(ctx, id, zones)
-		if err != nil {
-			return fmt.Errorf("update zones of %s: %w", id, err)
-		}
-		if err := p.wait(ctx, "zone update", job); err != nil {
-			return err
-		}
-	}
-	if lbs.AddressType != nil && !strings.EqualFold(addressType(*lbs.AddressType), lb.AddressType) && !frozen("address-type", lb.AddressType, *lbs.AddressType) {
-		job, err := p.api.updateAddressType(ctx, id, addressType(*lbs.AddressType))
-		if err != nil {
-			return fmt.Errorf("change the address type of %s: %w", id, err)
-		}
-		if err := p.wait(ctx, "address type change", job); err != nil {
-			return err
-		}
-	}
-	if v := lbs.IPv6AddressType; v != nil && strings.EqualFold(lb.AddressIPVersion, "DualStack") && !strings.EqualFold(*v, lb.Ipv6AddressType) &&
-		!frozen("ipv6-address-type", lb.Ipv6AddressType, *v) {
-		if err := p.api.ipv6Internet(ctx, id, strings.EqualFold(*v, "internet")); err != nil {
-			return fmt.Errorf("change the IPv6 address type of %s: %w", id, err)
-		}
-	}
-	if pkg := lbs.BandwidthPackageID; pkg != nil && *pkg != lb.BandwidthPackageID && !frozen("bandwidth-package-id", lb.BandwidthPackageID, *pkg) {
-		if lb.BandwidthPackageID != "" {
-			job, err := p.api.bandwidthPackage(ctx, id, lb.BandwidthPackageID, false)
-			if err != nil {
-				return fmt.Errorf("detach bandwidth package %s from %s: %w", lb.BandwidthPackageID, id, err)
-			}
-			if err := p.wait(ctx, "bandwidth package detach", job); err != nil {
-				return err
-			}
-		}
-		job, err := p.api.bandwidthPackage(ctx, id, *pkg, true)
-		if err != nil {
-			return fmt.Errorf("attach bandwidth package %s to %s: %w", *pkg, id, err)
-		}
-		if err := p.wait(ctx, "bandwidth package attach", job); err != nil {
-			return err
-		}
-	}
-	if lbs.SecurityGroupIDsSet {
-		// The annotation governs the user's groups; the source-ranges
-		// group of ours is never left because it is not listed.
-		sg := PlanSecurityGroups(lbs.SecurityGroupIDs, sr.userGroups(lb.SecurityGroupIDs))
-		if s.Reused() {
-			// A borrowed load balancer's groups are its owner's firewall:
-			// the annotation may add groups to it, never take one away.
-			sg.Leave = nil
-		}
-		if len(sg.Join) > 0 && frozen("security-group-ids", strings.Join(lb.SecurityGroupIDs, ","), strings.Join(lbs.SecurityGroupIDs, ",")) {
-			sg.Join = nil
-		}
-		// Leave first: the load balancer is in at most 4 groups.
-		for _, step := range []struct {
-			ids  []string
-			join bool
-		}{{sg.Leave, false}, {sg.Join, true}} {
-			if len(step.ids) == 0 {
-				continue
-			}
-			job, err := p.api.securityGroups(ctx, id, step.ids, step.join)
-			if err != nil {
-				return fmt.Errorf("security groups %s of %s (join %t): %w", strings.Join(step.ids, ", "), id, step.join, err)
-			}
-			if err := p.wait(ctx, "security group change", job); err != nil {
-				return err
-			}
-		}
-	}
-	if !s.Reused() && (!lb.DeletionProtection || lb.ModificationProtection != "ConsoleProtection") {
-		if err := p.api.protection(ctx, id, true); err != nil {
-			return fmt.Errorf("turn on the protections of %s: %w", id, err)
-		}
-	}
-	want := append([]naming.Tag(nil), lbs.AdditionalTags...)
-	if s.Reused() {
-		want = append(want, naming.ReusedTag())
-	}
-	set, remove := naming.PlanTags(lb.Tags, want, !s.Reused())
-	if req.Binding.Shared() {
-		var ignored []naming.Tag
-		set, ignored = service.SplitSharedTags(set)
-		if len(ignored) > 0 {
-			frozen("additional-resource-tags", service.TagsHave(lb.Tags, ignored), service.TagsWant(ignored))
-		}
-	}
-	if err := p.api.tag(ctx, resourceLB, id, set); err != nil {
-		return fmt.Errorf("tag load balancer %s: %w", id, err)
-	}
-	if len(remove) > 0 {
-		if err := p.api.untag(ctx, resourceLB, id, remove); err != nil {
-			return fmt.Errorf("remove tags %s dropped from %s from load balancer %s: %w", strings.Join(remove, ", "), s.Key("additional-resource-tags"), id, err)
-		}
-	}
-	return nil
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// zoneString spells a load balancer's zones as zone-maps does (no addresses).
-func zoneString(zs []zone) string {
-	parts := make([]string, 0, len(zs))
-	for _, z := range zs {
-		parts = append(parts, z.ZoneID+":"+z.VSwitchID)
-	}
-	return strings.Join(parts, ",")
-}
-
-// zoneMapString spells the zone-maps annotation's zones and vSwitches.
-func zoneMapString(zs []annotations.ZoneMapping) string {
-	parts := make([]string, 0, len(zs))
-	for _, z := range zs {
-		parts = append(parts, z.ZoneID+":"+z.VSwitchID)
-	}
-	return strings.Join(parts, ",")
-}
-
-// sameZones compares zone:vSwitch pairs; addresses are fixed at creation.
-func sameZones(want []annotations.ZoneMapping, have []zone) bool {
-	if len(want) != len(have) {
-		return false
-	}
-	m := map[string]string{}
-	for _, z := range have {
-		m[z.ZoneID] = z.VSwitchID
-	}
-	for _, z := range want {
-		if m[z.ZoneID] != z.VSwitchID {
-			return false
-		}
-	}
-	return true
-}
-
 // Delete implements service.Provider.
 //
 //   - preserve-lb-on-delete: the Service's own load balancer stays with its
@@ -947,10 +568,6 @@ func sameZones(want []annotations.ZoneMapping, have []zone) bool {
 //     deleted (protection off first; its listeners go with it), then our
 //     server groups.
 func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, error) {
-	req, err := service.Ready(ctx, p, req, true)
-	if err != nil {
-		return "", err
-	}
 	s := req.Settings
 	if s == nil {
 		return "", errors.New("no settings to clean up with")
@@ -963,29 +580,8 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 			own = append(own, lb)
 		}
 	}
-	if s.LoadBalancer.PreserveOnDelete {
-		if len(own) == 0 {
-			return "Nothing deleted (preserve-lb-on-delete)", nil
-		}
-		var kept []string
-		for _, lb := range own {
-			if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
-				if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
-					return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
-				}
-			}
-			var keys []string
-			for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
-				if _, ok := lb.Tags[k]; ok {
-					keys = append(keys, k)
-				}
-			}
-			if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil && !cloud.IsNotFound(err) {
-				return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
-			}
-			kept = append(kept, lb.ID)
-		}
-		return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", strings.Join(kept, ", ")), nil
+	if req.Binding.Keep {
+		return p.keepOwn(ctx, own)
 	}
 	var done []string
 	for _, id := range req.Binding.Release {
@@ -998,32 +594,8 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 		}
 	}
 	for _, lb := range own {
-		if err := p.settle(ctx, lb.ID); err != nil && !cloud.IsNotFound(err) {
+		if err := p.deleteOwnLB(ctx, lb); err != nil {
 			return "", err
-		}
-		if lb.Status == statusDeleting {
-			// An earlier pass (a replaced leader) deleted it and did not see
-			// its job end: another DeleteLoadBalancer would meet the job's
-			// lock. Its server groups stay in use until it is gone.
-			if err := p.waitDeleted(ctx, lb.ID); err != nil {
-				return "", err
-			}
-			done = append(done, fmt.Sprintf("Deleted load balancer %s", lb.ID))
-			continue
-		}
-		if lb.DeletionProtection {
-			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
-				return "", fmt.Errorf("turn off the protections of %s: %w", lb.ID, err)
-			}
-		}
-		job, err := p.api.deleteLB(ctx, lb.ID)
-		if err != nil && !cloud.IsNotFound(err) {
-			return "", fmt.Errorf("delete load balancer %s: %w", lb.ID, err)
-		}
-		if err == nil {
-			if err := p.wait(ctx, "load balancer deletion", job); err != nil {
-				return "", err
-			}
 		}
 		done = append(done, fmt.Sprintf("Deleted load balancer %s", lb.ID))
 	}
@@ -1050,145 +622,32 @@ func (p *Provider) Delete(ctx context.Context, req *service.Request) (string, er
 	return fmt.Sprintf("%s; deleted %d server groups", strings.Join(done, "; "), n), nil
 }
 
-// deleteOwnedGroups deletes every server group of the Service.
-func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) (int, error) {
-	ref := naming.For(req.Service, req.ClusterID)
-	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, naming.DefaultLBName(req.Service))
-	if err != nil {
-		return 0, fmt.Errorf("list server groups: %w", err)
+// keepOwn keeps the Service's own load balancers (preserve-lb-on-delete)
+// with their listeners and server groups, losing only their protections
+// and our tags.
+func (p *Provider) keepOwn(ctx context.Context, own []*lbInfo) (string, error) {
+	if len(own) == 0 {
+		return "Nothing deleted (preserve-lb-on-delete)", nil
 	}
-	var ours []CurrentGroup
-	for _, g := range groups {
-		if _, ok := ref.OwnsNLB(g.Name); ok {
-			ours = append(ours, g)
-		}
-	}
-	return len(ours), p.deleteGroups(ctx, ours)
-}
-
-// releaseListeners deletes this Service's listeners (proven by their
-// description) from a reused load balancer; found is false when it no
-// longer exists.
-func (p *Provider) releaseListeners(ctx context.Context, req *service.Request, id string) (found bool, err error) {
-	model := BuildModel(req, Addresses{})
-	if err := p.settle(ctx, id); cloud.IsNotFound(err) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	listeners, err := p.api.listeners(ctx, id)
-	if cloud.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
-	}
-	_, pending, err := p.applyListeners(ctx, id, PlanListeners(nil, listeners, model.Ref, false, nil), nil)
-	if cloud.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	// The groups deleted next must be free of the listeners.
-	if err := p.wait(ctx, "listener deletion on "+id, pending); err != nil && !cloud.IsNotFound(err) {
-		return true, err
-	}
-	return true, nil
-}
-
-// removeBoundMembers takes this Service's servers (those carrying its
-// description) out of the vgroup-port groups, which are not ours to delete.
-func (p *Provider) removeBoundMembers(ctx context.Context, req *service.Request) error {
-	model := BuildModel(req, Addresses{})
-	var queues [][]op
-	for _, g := range model.Groups {
-		if g.BoundID == "" {
-			continue
-		}
-		cur, err := p.api.servers(ctx, g.BoundID)
-		if cloud.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read servers of server group %s: %w", g.BoundID, err)
-		}
-		var mine []Server
-		for _, srv := range cur {
-			if srv.Description == g.Name {
-				mine = append(mine, srv)
+	var kept []string
+	for _, lb := range own {
+		if lb.DeletionProtection || lb.ModificationProtection == "ConsoleProtection" {
+			if err := p.api.protection(ctx, lb.ID, false); err != nil && !cloud.IsNotFound(err) {
+				return "", fmt.Errorf("turn off the protections of preserved %s: %w", lb.ID, err)
 			}
 		}
-		if ops := p.memberOps(g.BoundID, ServerPlan{Remove: mine}); len(ops) > 0 {
-			queues = append(queues, ops)
-		}
-	}
-	return p.runQueues(ctx, "server removal", queues)
-}
-
-// boundIDs are the ids of the groups the model binds with vgroup-port.
-func boundIDs(m *Model) map[string]bool {
-	out := map[string]bool{}
-	for _, g := range m.Groups {
-		if g.BoundID != "" {
-			out[g.BoundID] = true
-		}
-	}
-	return out
-}
-
-// releaseMembers removes the Service's servers (those whose description
-// names it) from the user-made groups the listeners of load balancer lbID
-// forward to, but those in keep: the groups it is no longer bound to. A
-// group named for a Service is skipped (the CCM's groups of another
-// Service are never bindable); the others cost one read each.
-func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
-	ref := naming.For(req.Service, req.ClusterID)
-	listeners, err := p.api.listeners(ctx, lbID)
-	if err != nil {
-		return fmt.Errorf("list listeners of %s: %w", lbID, err)
-	}
-	var ids []string
-	for _, l := range listeners {
-		if l.ServerGroupID != "" && !keep[l.ServerGroupID] && !slices.Contains(ids, l.ServerGroupID) {
-			ids = append(ids, l.ServerGroupID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	sort.Strings(ids)
-	groups, err := p.api.groupsByID(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("list server groups %s: %w", strings.Join(ids, ", "), err)
-	}
-	var queues [][]op
-	for _, g := range groups {
-		if _, named := naming.ParseNLB(g.Name); named {
-			continue
-		}
-		cur, err := p.api.servers(ctx, g.ID)
-		if cloud.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read servers of server group %s: %w", g.ID, err)
-		}
-		var mine []Server
-		for _, srv := range cur {
-			if _, ok := ref.OwnsNLB(srv.Description); ok {
-				mine = append(mine, srv)
+		var keys []string
+		for _, k := range []string{naming.TagKeyDefaultName, naming.TagKeyCluster} {
+			if _, ok := lb.Tags[k]; ok {
+				keys = append(keys, k)
 			}
 		}
-		if len(mine) == 0 {
-			continue
+		if err := p.api.untag(ctx, resourceLB, lb.ID, keys); err != nil && !cloud.IsNotFound(err) {
+			return "", fmt.Errorf("remove our tags from preserved %s: %w", lb.ID, err)
 		}
-		klog.FromContext(ctx).Info("Removing the Service's servers from a server group it is no longer bound to", "serverGroup", g.ID, "servers", len(mine))
-		if ops := p.memberOps(g.ID, ServerPlan{Remove: mine}); len(ops) > 0 {
-			queues = append(queues, ops)
-		}
+		kept = append(kept, lb.ID)
 	}
-	return p.runQueues(ctx, "server removal", queues)
+	return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", strings.Join(kept, ", ")), nil
 }
 
 // FindAllTagged implements service.AllTagged: every load balancer tagged

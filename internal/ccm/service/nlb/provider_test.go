@@ -31,7 +31,7 @@ func TestCreateConvergesAndReensureIsFree(t *testing.T) {
 	req := request(t, s, instances, nil)
 
 	start := f.mark()
-	res, err := f.p.Ensure(f.ctx, req)
+	res, err := ensureBound(f.ctx, f.p, req)
 	if err != nil {
 		t.Fatalf("first Ensure: %v, want it to converge while waiting out Provisioning", err)
 	}
@@ -97,7 +97,7 @@ func TestCreateConvergesAndReensureIsFree(t *testing.T) {
 	// As between two passes of the controller: the last job has ended.
 	f.idle(req.LoadBalancerID)
 	again := f.mark()
-	res2, err := f.p.Ensure(f.ctx, req)
+	res2, err := ensureBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	reads, writes, byAction := f.callsSince(again)
 	t.Logf("converged re-Ensure: %d reads, %d writes; %v", reads, writes, actionsSince(f, again))
@@ -120,7 +120,7 @@ func TestCreateConvergesAndReensureIsFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	sync := f.mark()
-	if _, err := f.p.SyncBackends(f.ctx, bound); err != nil {
+	if _, err := syncBound(f.ctx, f.p, bound); err != nil {
 		t.Fatal(err)
 	}
 	reads, writes, _ = f.callsSince(sync)
@@ -190,7 +190,7 @@ func TestPortsAndBackendsChange(t *testing.T) {
 			r := request(t, s, tc.nodes, tc.weights)
 			r.LoadBalancerID = lbID
 			m := f.mark()
-			if _, err := f.p.SyncBackends(f.ctx, r); err != nil {
+			if _, err := syncBound(f.ctx, f.p, r); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Join(f.servers(gid), ","); got != tc.want {
@@ -335,7 +335,7 @@ func TestReusedLoadBalancerKeepsUserListeners(t *testing.T) {
 		}
 	}
 
-	msg, err := f.p.Delete(f.ctx, req)
+	msg, err := deleteBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	t.Log(msg)
 	if !f.lbExists(lbID) {
@@ -362,7 +362,7 @@ func TestDelete(t *testing.T) {
 	s := svc("gone", nil)
 	req := f.ensureNew(request(t, s, instances, nil))
 	lbID := req.LoadBalancerID
-	msg, err := f.p.Delete(f.ctx, req)
+	msg, err := deleteBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	if !strings.Contains(msg, "Deleted load balancer "+lbID) {
 		t.Errorf("message %q", msg)
@@ -373,7 +373,7 @@ func TestDelete(t *testing.T) {
 	if g := f.groupsOf(s); len(g) != 0 {
 		t.Fatalf("groups left: %+v", g)
 	}
-	msg, err = f.p.Delete(f.ctx, req)
+	msg, err = deleteBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	if !strings.Contains(msg, "no load balancer of its own") {
 		t.Errorf("second delete %q", msg)
@@ -387,7 +387,7 @@ func TestPreserveOnDelete(t *testing.T) {
 	s := svc("keep", map[string]string{"preserve-lb-on-delete": "", "additional-resource-tags": "team=a"})
 	req := f.ensureNew(request(t, s, instances, nil))
 	lbID := req.LoadBalancerID
-	_, err := f.p.Delete(f.ctx, req)
+	_, err := deleteBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	lb := f.getLB(lbID)
 	if lb.DeletionProtectionConfig.Enabled || lb.ModificationProtectionConfig.Status != "NonProtection" {
@@ -429,7 +429,7 @@ func TestLoadBalancerDeletedOutOfBand(t *testing.T) {
 	// group, until it ends.
 	emulatortest.Eventually(t, "the out-of-band deletion to finish", func() bool { return !f.lbExists(old) })
 
-	if _, err := f.p.SyncBackends(f.ctx, req); !errors.Is(err, service.ErrFullSyncNeeded) {
+	if _, err := syncBound(f.ctx, f.p, req); !errors.Is(err, service.ErrFullSyncNeeded) {
 		t.Fatalf("SyncBackends: %v, want ErrFullSyncNeeded", err)
 	}
 	res := f.ensure(req)
@@ -610,12 +610,12 @@ func TestServerBatches(t *testing.T) {
 	m = f.mark()
 	unbound := request(t, s, nil, nil)
 	unbound.Binding = &service.Binding{}
-	if _, err := f.p.SyncBackends(f.ctx, unbound); !errors.Is(err, service.ErrFullSyncNeeded) {
+	if _, err := syncBound(f.ctx, f.p, unbound); !errors.Is(err, service.ErrFullSyncNeeded) {
 		t.Fatalf("SyncBackends bound to no load balancer: %v", err)
 	}
 	r := request(t, s, nil, nil)
 	r.LoadBalancerID = req.LoadBalancerID
-	_, err := f.p.SyncBackends(f.ctx, r)
+	_, err := syncBound(f.ctx, f.p, r)
 	emulatortest.NoError(t, err)
 	if _, _, writes := f.callsSince(m); writes["RemoveServersFromServerGroup"] != 2 {
 		t.Errorf("writes %v, want 2 RemoveServersFromServerGroup", writes)
@@ -655,7 +655,7 @@ func TestBoundServerGroup(t *testing.T) {
 	if len(f.groupsOf(s)) != 0 {
 		t.Errorf("a group of our own was created")
 	}
-	_, err := f.p.Delete(f.ctx, req)
+	_, err := deleteBound(f.ctx, f.p, req)
 	emulatortest.NoError(t, err)
 	if got := strings.Join(f.servers(group), ","); got != "i-node3:9000/10" {
 		t.Errorf("servers after delete: %s, want only the user's", got)

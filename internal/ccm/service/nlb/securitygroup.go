@@ -288,7 +288,7 @@ func (p *Provider) findSourceRangeGroups(ctx context.Context, req *service.Reque
 	if !p.owedGroups.Has(req.Service.UID) && len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0 {
 		return sr, nil
 	}
-	owned, err := p.api.ownSecurityGroups(ctx, naming.DefaultTags(req.Service, req.ClusterID))
+	owned, err := p.api.ownSecurityGroups(ctx, req.Identity().Tags)
 	if err != nil {
 		return nil, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
 	}
@@ -333,7 +333,8 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		sr.label = &none
 		return warnings, p.dropSourceRangeGroups(ctx, req, lb.ID, sr.owned, joined)
 	}
-	desc := SecurityGroupRuleDescription(req.Service.Namespace, req.Service.Name, req.ClusterID)
+	self := req.Identity().Ref
+	desc := SecurityGroupRuleDescription(self.Namespace, self.Name, self.ClusterID)
 	owned := append([]string(nil), sr.owned...)
 	sort.SliceStable(owned, func(i, j int) bool { return joined(owned[i]) && !joined(owned[j]) })
 	var keep string
@@ -350,7 +351,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		if vpcID == "" {
 			vpcID = p.opts.VpcID
 		}
-		id, err := p.api.createSecurityGroup(ctx, naming.NLBSecurityGroupName(naming.DefaultLBName(req.Service)), desc, vpcID, lb.ResourceGroup, naming.DefaultTags(req.Service, req.ClusterID))
+		id, err := p.api.createSecurityGroup(ctx, naming.NLBSecurityGroupName(req.Identity().Name), desc, vpcID, lb.ResourceGroup, req.Identity().Tags)
 		if err != nil {
 			return nil, fmt.Errorf("create the security group of loadBalancerSourceRanges: %w", err)
 		}
@@ -433,7 +434,7 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, req *service.Reque
 // removal, and a Service deleted before that sync completed would
 // otherwise leave it for good. One read per deletion.
 func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Request, reused []string) (int, error) {
-	owned, err := p.api.ownSecurityGroups(ctx, naming.DefaultTags(req.Service, req.ClusterID))
+	owned, err := p.api.ownSecurityGroups(ctx, req.Identity().Tags)
 	if err != nil {
 		return 0, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
 	}

@@ -193,7 +193,7 @@ func TestSourceRangesSecurityGroup(t *testing.T) {
 	f.ensure(r)
 	sg = own()
 	wantRules("ranges back", "10.0.0.0/8")
-	msg, err := f.p.Delete(f.ctx, r)
+	msg, err := deleteBound(f.ctx, f.p, r)
 	emulatortest.NoError(t, err)
 	t.Log(msg)
 	if gs := f.ownGroups(s); len(gs) != 0 || f.lbExists(lbID) {
@@ -243,7 +243,7 @@ func TestSourceRangesLostResponses(t *testing.T) {
 			emulatortest.NoError(t, err)
 			failed := false
 			for i := 0; i < 20; i++ {
-				res, err := f.p.Ensure(f.ctx, r)
+				res, err := ensureBound(f.ctx, f.p, r)
 				if err == nil {
 					r.LoadBalancerID = res.LoadBalancerID
 					break

@@ -35,7 +35,7 @@ func TestModelVirtualNodePods(t *testing.T) {
 				{NodeName: "vk", IP: "10.9.0.1", Port: 8080, Weight: 1},
 				{NodeName: "vk", IP: "10.9.0.2", Port: 8080, Weight: 1},
 			}}
-			m := nlb.BuildModel(req, nlb.Addresses{ENIs: map[string]string{"10.9.0.1": "eni-eci1"}, InstanceIPs: map[string]string{"i-n1": "10.0.0.1"}})
+			m := nlb.BuildModel(withENIs(req, map[string]string{"10.9.0.1": "eni-eci1"}), nlb.Addresses{InstanceIPs: map[string]string{"i-n1": "10.0.0.1"}})
 			got := m.Groups[0].Servers
 			for i := range got {
 				got[i].Description = ""
