@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccmmetrics"
 )
@@ -33,32 +32,26 @@ const (
 )
 
 var (
-	latency = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Name:           "ccm_slb_latencies_duration_milliseconds",
-		Help:           "Latency of one Service load balancer reconcile in milliseconds, by load balancer type (CLBType, NLBType) and verb (Creation, Update, Deletion). The existing CCM's name.",
-		Buckets:        ccmmetrics.LegacyBuckets,
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"type", "verb"})
-	results = metrics.NewCounterVec(&metrics.CounterOpts{
-		Name:           "ccm_slb_operation_result",
-		Help:           "Service load balancer reconciles by load balancer type, verb and status (Success or Fail). The existing CCM's name.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"type", "verb", "status"})
-	syncDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace:      "alicloud",
-		Subsystem:      "service",
-		Name:           "sync_duration_seconds",
-		Help:           "Latency of one Service load balancer reconcile, by load balancer type (clb, nlb) and verb (create, update, delete).",
-		Buckets:        ccmmetrics.SecondsBuckets,
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"type", "verb"})
-	syncs = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace:      "alicloud",
-		Subsystem:      "service",
-		Name:           "syncs_total",
-		Help:           "Service load balancer reconciles by load balancer type (clb, nlb), verb (create, update, delete) and result (success, error).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"type", "verb", "result"})
+	latency = ccmmetrics.NewHistogramVec(ccmmetrics.Opts{
+		Name:   "ccm_slb_latencies_duration_milliseconds",
+		Help:   "Latency of one Service load balancer reconcile in milliseconds, by load balancer type (CLBType, NLBType) and verb (Creation, Update, Deletion). The existing CCM's name.",
+		Legacy: true,
+	}, ccmmetrics.LegacyBuckets, "type", "verb")
+	results = ccmmetrics.NewCounterVec(ccmmetrics.Opts{
+		Name:   "ccm_slb_operation_result",
+		Help:   "Service load balancer reconciles by load balancer type, verb and status (Success or Fail). The existing CCM's name.",
+		Legacy: true,
+	}, "type", "verb", "status")
+	syncDuration = ccmmetrics.NewHistogramVec(ccmmetrics.Opts{
+		Subsystem: "service",
+		Name:      "sync_duration_seconds",
+		Help:      "Latency of one Service load balancer reconcile, by load balancer type (clb, nlb) and verb (create, update, delete).",
+	}, ccmmetrics.SecondsBuckets, "type", "verb")
+	syncs = ccmmetrics.NewCounterVec(ccmmetrics.Opts{
+		Subsystem: "service",
+		Name:      "syncs_total",
+		Help:      "Service load balancer reconciles by load balancer type (clb, nlb), verb (create, update, delete) and result (success, error).",
+	}, "type", "verb", "result")
 
 	pendingDesc = metrics.NewDesc(MetricPending,
 		"LoadBalancer Services served by this CCM that have no address in their status yet, by load balancer type (clb, nlb).",
@@ -75,11 +68,7 @@ var (
 )
 
 func init() {
-	ccmmetrics.MustRegister(latency, results, syncDuration, syncs)
-	legacyregistry.CustomMustRegister(&serviceGauges{})
-	ccmmetrics.Record(MetricPending, ccmmetrics.Gauge)
-	ccmmetrics.Record(MetricFailing, ccmmetrics.Gauge)
-	ccmmetrics.Record(MetricInvalid, ccmmetrics.Gauge)
+	ccmmetrics.RegisterCollector(&serviceGauges{}, MetricPending, MetricFailing, MetricInvalid)
 }
 
 // observe records one reconcile; kind is CLB or NLB, labelled CLBType or

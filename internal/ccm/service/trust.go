@@ -64,7 +64,7 @@ type CloudENIs struct {
 // ENIsOf implements ENILookup.
 func (l CloudENIs) ENIsOf(ctx context.Context, ips []string) ([]ENI, error) {
 	var out []ENI
-	for _, part := range Chunks(ips, 100) {
+	for _, part := range cloud.Chunks(ips, 100) {
 		req := ecs.CreateDescribeNetworkInterfacesRequest()
 		req.VpcId = l.VpcID
 		req.PrivateIpAddress = &part

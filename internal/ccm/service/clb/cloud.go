@@ -12,7 +12,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -183,7 +182,7 @@ func (a api) deleteGroup(ctx context.Context, id string) error {
 // applyMembers applies a backend plan in batches of at most batch members
 // per call: removals, then weight updates, then additions.
 func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan, batch int) error {
-	for _, part := range service.Chunks(plan.Remove, batch) {
+	for _, part := range cloud.Chunks(plan.Remove, batch) {
 		req := slb.CreateRemoveVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, false)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "RemoveVServerGroupBackendServers", func(c *cloud.Clients) (*slb.RemoveVServerGroupBackendServersResponse, error) {
@@ -192,7 +191,7 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 			return err
 		}
 	}
-	for _, part := range service.Chunks(plan.Update, batch) {
+	for _, part := range cloud.Chunks(plan.Update, batch) {
 		req := slb.CreateSetVServerGroupAttributeRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetVServerGroupAttribute", func(c *cloud.Clients) (*slb.SetVServerGroupAttributeResponse, error) {
@@ -201,7 +200,7 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 			return err
 		}
 	}
-	for _, part := range service.Chunks(plan.Add, batch) {
+	for _, part := range cloud.Chunks(plan.Add, batch) {
 		req := slb.CreateAddVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
 		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "AddVServerGroupBackendServers", func(c *cloud.Clients) (*slb.AddVServerGroupBackendServersResponse, error) {

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -486,7 +485,7 @@ func (a api) jobStatuses(ctx context.Context, ids []string) (map[string]string, 
 // primary ENI's first IPv6 address when they have one, 100 a call.
 func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, map[string]string, error) {
 	out, v6 := map[string]string{}, map[string]string{}
-	for _, part := range service.Chunks(ids, 100) {
+	for _, part := range cloud.Chunks(ids, 100) {
 		data, _ := json.Marshal(part)
 		r := ecs.CreateDescribeInstancesRequest()
 		r.InstanceIds = string(data)

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
-	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
@@ -77,7 +76,7 @@ func (a api) groupsByTag(ctx context.Context, key, value string) ([]CurrentGroup
 // groupsByID lists the groups with these ids (at most 20 per call).
 func (a api) groupsByID(ctx context.Context, ids []string) ([]CurrentGroup, error) {
 	var out []CurrentGroup
-	for _, part := range service.Chunks(ids, 20) {
+	for _, part := range cloud.Chunks(ids, 20) {
 		gs, err := a.listGroups(ctx, func(r *nlb.ListServerGroupsRequest) { r.ServerGroupIds = &part })
 		if err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ func TestDeleteLostResponseDuringTheJob(t *testing.T) {
 	emulatortest.NoError(t, f.env.Emulator.Store.Settings().SetDelay(store.DelayNLBJob, 500*time.Millisecond))
 	_, err := f.env.Emulator.Gateway.AddFault(gateway.FaultRule{Product: "nlb", Action: "DeleteLoadBalancer", Drop: true, After: true, Count: 1})
 	emulatortest.NoError(t, err)
-	if _, err := f.p.Delete(f.ctx, req); err != nil {
+	if _, err := deleteBound(f.ctx, f.p, req); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 	if n := len(f.env.Emulator.Requests(gateway.RequestFilter{Product: "nlb", Action: "DeleteLoadBalancer"})); n != 2 {

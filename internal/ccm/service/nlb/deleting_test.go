@@ -40,7 +40,7 @@ func TestDeleteWhileAnEarlierDeletionRuns(t *testing.T) {
 		t.Fatalf("load balancer %s after its deletion call, want Deleting", st)
 	}
 	start := f.mark()
-	if _, err := f.p.Delete(f.ctx, req); err != nil {
+	if _, err := deleteBound(f.ctx, f.p, req); err != nil {
 		t.Fatalf("release while the deletion job runs: %v", err)
 	}
 	if f.lbExists(lbID) {

@@ -19,7 +19,7 @@ func TestCreateFailedLoadBalancer(t *testing.T) {
 	}
 	req := request(t, svc("failing", map[string]string{"address-type": "intranet"}), instances, nil)
 	start := f.mark()
-	_, err = f.p.Ensure(f.ctx, req)
+	_, err = ensureBound(f.ctx, f.p, req)
 	if err == nil || !strings.Contains(err.Error(), "CreateFailed") {
 		t.Fatalf("Ensure over a failed create: %v, want an error naming CreateFailed", err)
 	}
@@ -29,7 +29,7 @@ func TestCreateFailedLoadBalancer(t *testing.T) {
 			t.Errorf("%s calls = %d, want %d (all calls %v)", a, byAction[a], want, byAction)
 		}
 	}
-	_, err = f.p.Ensure(f.ctx, req)
+	_, err = ensureBound(f.ctx, f.p, req)
 	if err == nil || !strings.Contains(err.Error(), "CreateFailed") {
 		t.Fatalf("second Ensure: %v, want an error naming CreateFailed", err)
 	}

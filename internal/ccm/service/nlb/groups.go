@@ -136,7 +136,7 @@ func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID s
 // removals, weight updates, additions.
 func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 	var ops []op
-	for _, part := range service.Chunks(sp.Remove, p.opts.BatchSize) {
+	for _, part := range cloud.Chunks(sp.Remove, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.removeServers(ctx, id, part)
 			if err != nil {
@@ -145,7 +145,7 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 			return job, nil
 		})
 	}
-	for _, part := range service.Chunks(sp.Update, p.opts.BatchSize) {
+	for _, part := range cloud.Chunks(sp.Update, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.updateServers(ctx, id, part)
 			if err != nil {
@@ -154,7 +154,7 @@ func (p *Provider) memberOps(id string, sp ServerPlan) []op {
 			return job, nil
 		})
 	}
-	for _, part := range service.Chunks(sp.Add, p.opts.BatchSize) {
+	for _, part := range cloud.Chunks(sp.Add, p.opts.BatchSize) {
 		ops = append(ops, func(ctx context.Context) (string, error) {
 			job, err := p.api.addServers(ctx, id, part)
 			if err != nil {

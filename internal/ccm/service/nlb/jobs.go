@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
 // Job statuses the NLB API reports.
@@ -105,7 +106,7 @@ func (p *Provider) poll(ctx context.Context, what string, first time.Duration, i
 // statuses reads the status of each job; unknown ids are absent.
 func (p *Provider) statuses(ctx context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, part := range service.Chunks(ids, maxJobsPerCall) {
+	for _, part := range cloud.Chunks(ids, maxJobsPerCall) {
 		m, err := p.api.jobStatuses(ctx, part)
 		if err != nil {
 			return nil, err
