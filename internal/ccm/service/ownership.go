@@ -374,6 +374,9 @@ func checkReuse(lb *LoadBalancer, rules ReuseRules, req *Request, established bo
 	case ReuseNone:
 		return refuse("the cluster's cloud config (loadBalancerReuse: none) does not let Services reuse load balancers; remove %s", key)
 	case ReuseTagged:
+		// The grant first: a namespace without one learns nothing more
+		// about the load balancer (not its tags, not whose it is), even
+		// if the hint to add the tag cannot help for a CCM's own LB.
 		if ns := req.Service.Namespace; !Granted(lb.Tags, ns) {
 			return refuse("load balancer %s is not granted to namespace %s: an administrator grants it with the tag %s; the cluster's cloud config (loadBalancerReuse: tagged) requires it for %s", lb.ID, ns, grantHint(ns), key)
 		}
