@@ -206,11 +206,6 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		if lb, err = p.waitActive(ctx, lb.ID); err != nil {
 			return nil, err
 		}
-		// A create job that failed ends the wait as well as one that
-		// succeeded; the LB then refuses every change.
-		if lb.Status == statusCreateFailed {
-			return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
-		}
 	}
 	sr, err := p.findSourceRangeGroups(ctx, req, lb)
 	if err != nil {
@@ -528,7 +523,8 @@ var errGone = errors.New("load balancer does not exist")
 
 // waitActive reads the load balancer until it is no longer Provisioning,
 // one GetLoadBalancerAttribute per JobPollInterval; past JobTimeout the
-// sync ends with a RetryError (the next one finds it by tag and carries on).
+// sync ends with a RetryError (the next one finds it by tag and carries on);
+// a create job that failed is an error.
 func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
 	deadline := time.Now().Add(p.opts.JobTimeout)
 	for {
@@ -538,6 +534,11 @@ func (p *Provider) waitActive(ctx context.Context, id string) (*lbInfo, error) {
 		}
 		if lb == nil {
 			return nil, fmt.Errorf("load balancer %s: %w", id, errGone)
+		}
+		if lb.Status == statusCreateFailed {
+			// A create job that failed ends the wait as well as one that
+			// succeeded; the LB then refuses every change.
+			return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", id, lb.Status)
 		}
 		if lb.Status != statusProvisioning {
 			return lb, nil
