@@ -833,14 +833,24 @@ func (s *Service) disableIpv6Internet(req *api.Request) (map[string]any, error) 
 	return s.setIpv6Internet(req, "Intranet")
 }
 
-func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
+// securityGroupChange returns the load balancer a Join/LeaveSecurityGroup
+// request may change and its non-empty, de-duplicated SecurityGroupIds.
+func (s *Service) securityGroupChange(req *api.Request) (*LoadBalancer, []string, error) {
 	lb, err := s.lbForUpdate(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ids := dedupe(req.Params.List("SecurityGroupIds"))
 	if len(ids) == 0 {
-		return nil, api.MissingParameter("SecurityGroupIds")
+		return nil, nil, api.MissingParameter("SecurityGroupIds")
+	}
+	return lb, ids, nil
+}
+
+func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
+	lb, ids, err := s.securityGroupChange(req)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkSecurityGroups(ids, lb.VpcID); err != nil {
 		return nil, err
@@ -862,13 +872,9 @@ func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
-	lb, err := s.lbForUpdate(req)
+	lb, ids, err := s.securityGroupChange(req)
 	if err != nil {
 		return nil, err
-	}
-	ids := dedupe(req.Params.List("SecurityGroupIds"))
-	if len(ids) == 0 {
-		return nil, api.MissingParameter("SecurityGroupIds")
 	}
 	if err := dryRun(req); err != nil {
 		return nil, err
@@ -883,12 +889,22 @@ func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
 	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
 }
 
-func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, error) {
+// bandwidthPackageChange returns the load balancer an Attach/Detach
+// bandwidth package request may change and its required BandwidthPackageId.
+func (s *Service) bandwidthPackageChange(req *api.Request) (*LoadBalancer, string, error) {
 	lb, err := s.lbForUpdate(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	id, err := req.Params.Required("BandwidthPackageId")
+	if err != nil {
+		return nil, "", err
+	}
+	return lb, id, nil
+}
+
+func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, error) {
+	lb, id, err := s.bandwidthPackageChange(req)
 	if err != nil {
 		return nil, err
 	}
@@ -909,11 +925,7 @@ func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, erro
 }
 
 func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, error) {
-	lb, err := s.lbForUpdate(req)
-	if err != nil {
-		return nil, err
-	}
-	id, err := req.Params.Required("BandwidthPackageId")
+	lb, id, err := s.bandwidthPackageChange(req)
 	if err != nil {
 		return nil, err
 	}

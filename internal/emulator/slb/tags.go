@@ -194,12 +194,12 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	if len(ids) == 0 {
 		return nil, api.MissingParameter("ResourceId.1")
 	}
-	all, err := req.Params.Bool("All", false)
+	keyList, all, err := req.Params.UntagKeys()
 	if err != nil {
 		return nil, err
 	}
 	keys := map[string]bool{}
-	for _, k := range req.Params.List("TagKey") {
+	for _, k := range keyList {
 		keys[k] = true
 	}
 	if !all && len(keys) == 0 {

@@ -114,6 +114,26 @@ func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
 	return v, nil
 }
 
+// requestedVPC returns the VPC named by the request's required VpcId, in the request's region.
+func (s *Service) requestedVPC(req *api.Request) (string, *VPC, error) {
+	id, err := req.Params.Required("VpcId")
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := s.regionVPC(req, id)
+	return id, v, err
+}
+
+// requestedVSwitch returns the vSwitch named by the request's required VSwitchId, in the request's region.
+func (s *Service) requestedVSwitch(req *api.Request) (string, *VSwitch, error) {
+	id, err := req.Params.Required("VSwitchId")
+	if err != nil {
+		return "", nil, err
+	}
+	sw, err := s.regionVSwitch(req, id)
+	return id, sw, err
+}
+
 func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
 	v, ok := s.state.VSwitches[id]
 	if !ok || v.RegionID != req.RegionID {
@@ -164,11 +184,7 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VpcId")
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.regionVPC(req, id)
+	id, v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
@@ -272,23 +288,15 @@ func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, v)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
+	items, num, size, err := api.PageViews(p, list, 10, 50, s.vpcView)
 	if err != nil {
 		return nil, err
-	}
-	items := []map[string]any{}
-	for _, v := range list[start:end] {
-		items = append(items, s.vpcView(v))
 	}
 	return map[string]any{"Vpcs": map[string]any{"Vpc": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VpcId")
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.regionVPC(req, id)
+	id, v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
@@ -351,11 +359,7 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVSwitch(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
+	id, sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
@@ -404,23 +408,15 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, sw)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
+	items, num, size, err := api.PageViews(p, list, 10, 50, s.vswitchView)
 	if err != nil {
 		return nil, err
-	}
-	items := []map[string]any{}
-	for _, sw := range list[start:end] {
-		items = append(items, s.vswitchView(sw))
 	}
 	return map[string]any{"VSwitches": map[string]any{"VSwitch": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
+	_, sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
