@@ -330,13 +330,9 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vpcID, err := p.Required("VpcId")
+	vpcID, err := s.requestedVPCID(req)
 	if err != nil {
 		return nil, err
-	}
-	v, ok := s.vpc.VPC(vpcID)
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVpcNotFound(vpcID)
 	}
 	zones, err := s.parseZones(req, vpcID)
 	if err != nil {
@@ -362,11 +358,8 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err := s.validTags(tags); err != nil {
 		return nil, err
 	}
-	sgs := dedupe(p.List("SecurityGroupIds"))
-	if len(sgs) > maxSecurityGroups {
-		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
-	}
-	if err := s.checkSecurityGroups(sgs, vpcID); err != nil {
+	sgs, err := s.requestedSecurityGroups(p, vpcID)
+	if err != nil {
 		return nil, err
 	}
 	bwp := p.String("BandwidthPackageId")
@@ -648,11 +641,8 @@ func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	sgs := dedupe(p.List("SecurityGroupIds"))
-	if len(sgs) > maxSecurityGroups {
-		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
-	}
-	if err := s.checkSecurityGroups(sgs, lb.VpcID); err != nil {
+	sgs, err := s.requestedSecurityGroups(p, lb.VpcID)
+	if err != nil {
 		return nil, err
 	}
 	if err := dryRun(req); err != nil {
@@ -831,6 +821,20 @@ func (s *Service) enableIpv6Internet(req *api.Request) (map[string]any, error) {
 
 func (s *Service) disableIpv6Internet(req *api.Request) (map[string]any, error) {
 	return s.setIpv6Internet(req, "Intranet")
+}
+
+// requestedSecurityGroups returns the de-duplicated SecurityGroupIds a
+// CreateLoadBalancer or UpdateLoadBalancerAttribute request sets, once they
+// are within the quota and all are security groups of vpcID.
+func (s *Service) requestedSecurityGroups(p api.Params, vpcID string) ([]string, error) {
+	sgs := dedupe(p.List("SecurityGroupIds"))
+	if len(sgs) > maxSecurityGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
+	}
+	if err := s.checkSecurityGroups(sgs, vpcID); err != nil {
+		return nil, err
+	}
+	return sgs, nil
 }
 
 // securityGroupChange returns the load balancer a Join/LeaveSecurityGroup

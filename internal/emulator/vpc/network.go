@@ -48,17 +48,17 @@ func (s *Service) addVPC(region, id, name, desc, cidr, tableID string, tags []ap
 	}
 	v := &VPC{
 		ID: id, Name: name, Description: desc, CIDRBlock: p.String(), RegionID: region,
-		VRouterID: store.NewID("vrt"), SystemRouteTableID: tableID, Tags: tags, CreatedAt: now, Seq: s.state.next(),
+		VRouterID: store.NewID("vrt"), SystemRouteTableID: tableID, Tags: tags, CreatedAt: now, Seq: s.state.Next(),
 	}
 	s.state.VPCs[id] = v
-	s.state.RouteTables[tableID] = &RouteTable{ID: tableID, VpcID: id, VRouterID: v.VRouterID, Type: TypeSystem, RegionID: region, CreatedAt: now, Seq: s.state.next()}
+	s.state.RouteTables[tableID] = &RouteTable{ID: tableID, VpcID: id, VRouterID: v.VRouterID, Type: TypeSystem, RegionID: region, CreatedAt: now, Seq: s.state.Next()}
 	s.addSystemRoute(tableID, cgnat.String(), "service", now)
 	return v, nil
 }
 
 func (s *Service) addSystemRoute(tableID, cidr, hopType string, now time.Time) {
 	id := store.NewID("rte")
-	s.state.RouteEntries[id] = &RouteEntry{ID: id, TableID: tableID, DestCIDR: cidr, Type: TypeSystem, NextHopType: hopType, ReadyAt: now, ModifiedAt: now, Seq: s.state.next()}
+	s.state.RouteEntries[id] = &RouteEntry{ID: id, TableID: tableID, DestCIDR: cidr, Type: TypeSystem, NextHopType: hopType, ReadyAt: now, ModifiedAt: now, Seq: s.state.Next()}
 }
 
 var zoneSuffix = regexp.MustCompile(`^-[a-z]$`)
@@ -98,7 +98,7 @@ func (s *Service) addVSwitch(v *VPC, id, name, desc, zone, cidr, tableID string,
 	}
 	sw := &VSwitch{
 		ID: id, Name: name, Description: desc, VpcID: v.ID, ZoneID: zone, CIDRBlock: p.String(), RegionID: v.RegionID,
-		RouteTableID: tableID, Tags: tags, UsedIPs: map[string]bool{}, CreatedAt: now, Seq: s.state.next(),
+		RouteTableID: tableID, Tags: tags, UsedIPs: map[string]bool{}, CreatedAt: now, Seq: s.state.Next(),
 	}
 	s.state.VSwitches[id] = sw
 	s.addSystemRoute(tableID, sw.CIDRBlock, "local", now)
