@@ -136,12 +136,18 @@ func (s *Service) newCert(req *api.Request, kind, nameKey string) (*Certificate,
 	if err != nil {
 		return nil, err
 	}
-	rg := p.String("ResourceGroupId")
-	if rg == "" {
-		rg = api.DefaultResourceGroupID
-	}
+	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
 	return &Certificate{ID: newCertID(req.AccountID, req.Now), Kind: kind, Name: name, RegionID: req.RegionID,
 		ResourceGroupID: rg, StandardType: p.String("StandardType"), CreatedAt: req.Now, Tags: tags}, nil
+}
+
+// storeCert keeps an uploaded certificate, named after its common name when
+// the upload gave no name.
+func (s *Service) storeCert(c *Certificate) {
+	if c.Name == "" {
+		c.Name = c.CommonName
+	}
+	s.state.Certificates[c.ID] = c
 }
 
 func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, error) {
@@ -177,10 +183,7 @@ func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, err
 		}
 		fillFromX509(c, leaf)
 	}
-	if c.Name == "" {
-		c.Name = c.CommonName
-	}
-	s.state.Certificates[c.ID] = c
+	s.storeCert(c)
 	out := serverCertView(c)
 	// UploadServerCertificate's model has no tags, key facts or second id.
 	for _, k := range []string{"Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType"} {
@@ -293,10 +296,7 @@ func (s *Service) uploadCACertificate(req *api.Request) (map[string]any, error) 
 		return nil, api.InvalidParameter("CACertificate", "The CA certificate is not valid: %v.", err)
 	}
 	fillFromX509(c, leaf)
-	if c.Name == "" {
-		c.Name = c.CommonName
-	}
-	s.state.Certificates[c.ID] = c
+	s.storeCert(c)
 	out := caCertView(c)
 	// UploadCACertificate's model has no tags, key facts or region.
 	for _, k := range []string{"Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"} {
