@@ -75,23 +75,22 @@ func (r *runner) runLB(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	// W2 restarts on the CLB burst: 1,000 converged load balancers
-	// are ten listing pages; the NLB burst's 300 would add three.
-	if o.wants(ScenarioW2) {
-		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.restart(ctx, e); err != nil {
-			return err
+	// Each later scenario starts once the previous one's calls settled.
+	for _, step := range []struct {
+		wanted bool
+		run    func() error
+	}{
+		// W2 restarts on the CLB burst: 1,000 converged load balancers
+		// are ten listing pages; the NLB burst's 300 would add three.
+		{o.wants(ScenarioW2), func() error { return r.restart(ctx, e) }},
+		{o.wants(ScenarioW1NLB), func() error { return r.burst(ctx, e, ScenarioW1NLB, o.NLBServices) }},
+		{o.wants(ScenarioW3), func() error { return r.churn(ctx, e) }},
+	} {
+		if !step.wanted {
+			continue
 		}
-	}
-	if o.wants(ScenarioW1NLB) {
 		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.burst(ctx, e, ScenarioW1NLB, o.NLBServices); err != nil {
-			return err
-		}
-	}
-	if o.wants(ScenarioW3) {
-		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.churn(ctx, e); err != nil {
+		if err := step.run(); err != nil {
 			return err
 		}
 	}
