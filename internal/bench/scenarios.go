@@ -97,6 +97,15 @@ func (r *runner) runLB(ctx context.Context, dir string) error {
 	return nil
 }
 
+// finishMeasure stops the CCM's usage sampler and records its usage and
+// the cloud calls made since before in res; it returns the calls.
+func (res *Result) finishMeasure(e *env, smp *sampler, before snapshot) []ActionCalls {
+	u := smp.finish()
+	res.CCM = &u
+	res.Calls = e.callsSince(before)
+	return res.Calls
+}
+
 // settle waits until the CCM has made no cloud call for quiet (at most
 // max), so that one scenario's tail does not count in the next.
 func (e *env) settle(ctx context.Context, quiet, max time.Duration) {
@@ -234,10 +243,8 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	conv := time.Since(t0)
 	res.Seconds = conv.Seconds()
 	r.heapProfile(ctx, e, scenario+"-heap")
-	u := smp.finish()
-	res.CCM = &u
-	calls := e.callsSince(before)
-	res.Calls, res.PerService = calls, n
+	calls := res.finishMeasure(e, smp, before)
+	res.PerService = n
 	if err != nil {
 		res.Error = err.Error()
 		return err
@@ -370,11 +377,8 @@ func (r *runner) restart(ctx context.Context, e *env) error {
 		return ctx.Err()
 	case <-time.After(r.o.RestartWindow):
 	}
-	u := smp.finish()
-	res.CCM = &u
 	res.Seconds = r.o.RestartWindow.Seconds()
-	calls := e.callsSince(before)
-	res.Calls = calls
+	calls := res.finishMeasure(e, smp, before)
 	t := totals(calls)
 	res.target("calls in the window (all products)", float64(t.Calls), "", 15)
 	res.target("writes in the window", float64(t.Writes), "", 0)
@@ -446,10 +450,7 @@ func (r *runner) churn(ctx context.Context, e *env) error {
 		took := time.Since(t0)
 		res.Seconds = took.Seconds()
 		e.settle(ctx, 3*time.Second, time.Minute)
-		u := smp.finish()
-		res.CCM = &u
-		calls := e.callsSince(before)
-		res.Calls = calls
+		calls := res.finishMeasure(e, smp, before)
 		if err != nil {
 			res.Error = err.Error()
 			r.add(res)
@@ -544,10 +545,7 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 	})
 	took := time.Since(t0)
 	res.Seconds = took.Seconds()
-	u := smp.finish()
-	res.CCM = &u
-	calls := e.callsSince(before)
-	res.Calls = calls
+	calls := res.finishMeasure(e, smp, before)
 	if err != nil {
 		res.Error = err.Error()
 		return err
