@@ -292,3 +292,12 @@ func PageViews[T any](p Params, list []T, defSize, maxSize int, view func(T) map
 	}
 	return items, pageNumber, pageSize, nil
 }
+
+// WithoutKeys deletes keys from view and returns it, for an answer whose
+// SDK model lacks fields the shared view has.
+func WithoutKeys(view map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		delete(view, k)
+	}
+	return view
+}

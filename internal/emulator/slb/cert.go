@@ -184,11 +184,8 @@ func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, err
 		fillFromX509(c, leaf)
 	}
 	s.storeCert(c)
-	out := serverCertView(c)
 	// UploadServerCertificate's model has no tags, key facts or second id.
-	for _, k := range []string{"Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType"} {
-		delete(out, k)
-	}
+	out := api.WithoutKeys(serverCertView(c), "Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType")
 	out["AliCloudCertificateId"] = aliID
 	out["AliCloudCertificateName"] = p.String("AliCloudCertificateName")
 	return out, nil
@@ -297,12 +294,8 @@ func (s *Service) uploadCACertificate(req *api.Request) (map[string]any, error) 
 	}
 	fillFromX509(c, leaf)
 	s.storeCert(c)
-	out := caCertView(c)
 	// UploadCACertificate's model has no tags, key facts or region.
-	for _, k := range []string{"Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"} {
-		delete(out, k)
-	}
-	return out, nil
+	return api.WithoutKeys(caCertView(c), "Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"), nil
 }
 
 // Domain extensions of HTTPS listeners.

@@ -300,12 +300,9 @@ func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error)
 	if err != nil {
 		return nil, err
 	}
-	out := s.vpcView(v)
 	// DescribeVpcs' items have these; DescribeVpcAttribute's model does not
 	// (SDK v1.63.107 and vpc-20160428/v6 alike).
-	for _, k := range []string{"CenStatus", "NatGatewayIds", "RouterTableIds"} {
-		delete(out, k)
-	}
+	out := api.WithoutKeys(s.vpcView(v), "CenStatus", "NatGatewayIds", "RouterTableIds")
 	out["CloudResources"] = map[string]any{"CloudResourceSetType": []any{
 		map[string]any{"ResourceType": "VSwitch", "ResourceCount": len(s.vswitchIDsOf(id))},
 		map[string]any{"ResourceType": "RouteTable", "ResourceCount": len(s.routeTableIDsOf(id))},
