@@ -77,33 +77,9 @@ func (s *Service) cert(req *api.Request, key, kind string) (*Certificate, error)
 	return c, nil
 }
 
-func serverCertView(c *Certificate) map[string]any {
+// certView holds the fields server and CA certificate views share.
+func certView(c *Certificate) map[string]any {
 	return map[string]any{
-		"ServerCertificateId":     c.ID,
-		"ServerCertificateName":   c.Name,
-		"CertificateId":           c.ID,
-		"Fingerprint":             c.Fingerprint,
-		"CommonName":              c.CommonName,
-		"SubjectAlternativeNames": map[string]any{"SubjectAlternativeName": nonNil(c.SubjectAltNames)},
-		"EncryptionAlgorithm":     c.EncryptionAlgorithm,
-		"EncryptionKeyLength":     c.KeyLength,
-		"StandardType":            c.StandardType,
-		"CreateTime":              fmtResTime(c.CreatedAt),
-		"CreateTimeStamp":         c.CreatedAt.UnixMilli(),
-		"ExpireTime":              fmtResTime(c.ExpiresAt),
-		"ExpireTimeStamp":         c.ExpiresAt.UnixMilli(),
-		"RegionId":                c.RegionID,
-		"RegionIdAlias":           c.RegionID,
-		"ResourceGroupId":         api.ResourceGroupOr(c.ResourceGroupID),
-		"IsAliCloudCertificate":   0,
-		"Tags":                    tagList{Tag: tagKVs(c.Tags)},
-	}
-}
-
-func caCertView(c *Certificate) map[string]any {
-	return map[string]any{
-		"CACertificateId":     c.ID,
-		"CACertificateName":   c.Name,
 		"Fingerprint":         c.Fingerprint,
 		"CommonName":          c.CommonName,
 		"EncryptionAlgorithm": c.EncryptionAlgorithm,
@@ -117,6 +93,24 @@ func caCertView(c *Certificate) map[string]any {
 		"ResourceGroupId":     api.ResourceGroupOr(c.ResourceGroupID),
 		"Tags":                tagList{Tag: tagKVs(c.Tags)},
 	}
+}
+
+func serverCertView(c *Certificate) map[string]any {
+	out := certView(c)
+	out["ServerCertificateId"] = c.ID
+	out["ServerCertificateName"] = c.Name
+	out["CertificateId"] = c.ID
+	out["SubjectAlternativeNames"] = map[string]any{"SubjectAlternativeName": nonNil(c.SubjectAltNames)}
+	out["RegionIdAlias"] = c.RegionID
+	out["IsAliCloudCertificate"] = 0
+	return out
+}
+
+func caCertView(c *Certificate) map[string]any {
+	out := certView(c)
+	out["CACertificateId"] = c.ID
+	out["CACertificateName"] = c.Name
+	return out
 }
 
 func nonNil(s []string) []string {
