@@ -75,27 +75,35 @@ func (r *runner) runLB(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	// W2 restarts on the CLB burst: 1,000 converged load balancers
-	// are ten listing pages; the NLB burst's 300 would add three.
-	if o.wants(ScenarioW2) {
-		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.restart(ctx, e); err != nil {
-			return err
+	// Each later scenario starts once the previous one's calls settled.
+	for _, step := range []struct {
+		wanted bool
+		run    func() error
+	}{
+		// W2 restarts on the CLB burst: 1,000 converged load balancers
+		// are ten listing pages; the NLB burst's 300 would add three.
+		{o.wants(ScenarioW2), func() error { return r.restart(ctx, e) }},
+		{o.wants(ScenarioW1NLB), func() error { return r.burst(ctx, e, ScenarioW1NLB, o.NLBServices) }},
+		{o.wants(ScenarioW3), func() error { return r.churn(ctx, e) }},
+	} {
+		if !step.wanted {
+			continue
 		}
-	}
-	if o.wants(ScenarioW1NLB) {
 		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.burst(ctx, e, ScenarioW1NLB, o.NLBServices); err != nil {
-			return err
-		}
-	}
-	if o.wants(ScenarioW3) {
-		e.settle(ctx, 5*time.Second, 2*time.Minute)
-		if err := r.churn(ctx, e); err != nil {
+		if err := step.run(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// finishMeasure stops the CCM's usage sampler and records its usage and
+// the cloud calls made since before in res; it returns the calls.
+func (res *Result) finishMeasure(e *env, smp *sampler, before snapshot) []ActionCalls {
+	u := smp.finish()
+	res.CCM = &u
+	res.Calls = e.callsSince(before)
+	return res.Calls
 }
 
 // settle waits until the CCM has made no cloud call for quiet (at most
@@ -235,10 +243,8 @@ func (r *runner) burst(ctx context.Context, e *env, scenario string, n int) erro
 	conv := time.Since(t0)
 	res.Seconds = conv.Seconds()
 	r.heapProfile(ctx, e, scenario+"-heap")
-	u := smp.finish()
-	res.CCM = &u
-	calls := e.callsSince(before)
-	res.Calls, res.PerService = calls, n
+	calls := res.finishMeasure(e, smp, before)
+	res.PerService = n
 	if err != nil {
 		res.Error = err.Error()
 		return err
@@ -371,11 +377,8 @@ func (r *runner) restart(ctx context.Context, e *env) error {
 		return ctx.Err()
 	case <-time.After(r.o.RestartWindow):
 	}
-	u := smp.finish()
-	res.CCM = &u
 	res.Seconds = r.o.RestartWindow.Seconds()
-	calls := e.callsSince(before)
-	res.Calls = calls
+	calls := res.finishMeasure(e, smp, before)
 	t := totals(calls)
 	res.target("calls in the window (all products)", float64(t.Calls), "", 15)
 	res.target("writes in the window", float64(t.Writes), "", 0)
@@ -447,10 +450,7 @@ func (r *runner) churn(ctx context.Context, e *env) error {
 		took := time.Since(t0)
 		res.Seconds = took.Seconds()
 		e.settle(ctx, 3*time.Second, time.Minute)
-		u := smp.finish()
-		res.CCM = &u
-		calls := e.callsSince(before)
-		res.Calls = calls
+		calls := res.finishMeasure(e, smp, before)
 		if err != nil {
 			res.Error = err.Error()
 			r.add(res)
@@ -545,10 +545,7 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 	})
 	took := time.Since(t0)
 	res.Seconds = took.Seconds()
-	u := smp.finish()
-	res.CCM = &u
-	calls := e.callsSince(before)
-	res.Calls = calls
+	calls := res.finishMeasure(e, smp, before)
 	if err != nil {
 		res.Error = err.Error()
 		return err

@@ -175,7 +175,7 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
 	c.Options.Logf("localcluster: starting etcd on %s", etcdURL)
-	etcd, err := StartProcess("etcd", c.bin("etcd"), []string{
+	if _, err := c.startTracked("etcd", []string{
 		"--name=default",
 		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls=" + etcdURL,
@@ -185,11 +185,9 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 		"--initial-cluster=default=" + peerURL,
 		"--unsafe-no-fsync=true",
 		"--log-level=warn",
-	}, c.LogDir, nil)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	c.procs = append(c.procs, etcd)
 
 	p := c.pki
 	if err := p.issue("apiserver", "kube-apiserver", nil, []string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", serviceIP(c.Options.ServiceCIDR)}); err != nil {
@@ -260,11 +258,10 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 		apiArgs = append(apiArgs, "--service-node-port-range="+c.Options.ServiceNodePortRange)
 	}
 	c.apiArgs = apiArgs
-	api, err := StartProcess("kube-apiserver", c.bin("kube-apiserver"), apiArgs, c.LogDir, nil)
+	api, err := c.startTracked("kube-apiserver", apiArgs)
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, api)
 
 	for _, k := range []struct{ file, user string }{
 		{"admin.kubeconfig", "admin"},
@@ -318,10 +315,21 @@ func (c *Cluster) waitReady(ctx context.Context, api *Process) error {
 	return fmt.Errorf("kube-apiserver not ready after 60s (last error: %v):\n%s", last, api.Tail(20))
 }
 
+// startTracked starts the control plane binary name with args, logging to
+// c.LogDir, and keeps it for Stop.
+func (c *Cluster) startTracked(name string, args []string) (*Process, error) {
+	proc, err := StartProcess(name, c.bin(name), args, c.LogDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, proc)
+	return proc, nil
+}
+
 func (c *Cluster) startControllerManager() error {
 	c.Options.Logf("localcluster: starting kube-controller-manager")
 	p := c.pki
-	proc, err := StartProcess("kube-controller-manager", c.bin("kube-controller-manager"), []string{
+	if _, err := c.startTracked("kube-controller-manager", []string{
 		"--kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
 		"--authentication-kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
 		"--authorization-kubeconfig=" + filepath.Join(c.Dir, "controller-manager.kubeconfig"),
@@ -344,18 +352,16 @@ func (c *Cluster) startControllerManager() error {
 		"--concurrent-replicaset-syncs=5",
 		"--allow-metric-labels-manifest=" + filepath.Join(c.Dir, "metric-label-allowlist.yaml"),
 		"--v=1",
-	}, c.LogDir, nil)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	c.procs = append(c.procs, proc)
 	return nil
 }
 
 func (c *Cluster) startScheduler() error {
 	c.Options.Logf("localcluster: starting kube-scheduler")
 	kc := filepath.Join(c.Dir, "scheduler.kubeconfig")
-	proc, err := StartProcess("kube-scheduler", c.bin("kube-scheduler"), []string{
+	if _, err := c.startTracked("kube-scheduler", []string{
 		"--kubeconfig=" + kc,
 		"--allow-metric-labels-manifest=" + filepath.Join(c.Dir, "metric-label-allowlist.yaml"),
 		"--authentication-kubeconfig=" + kc,
@@ -364,11 +370,9 @@ func (c *Cluster) startScheduler() error {
 		"--secure-port=0",
 		"--leader-elect=false",
 		"--v=1",
-	}, c.LogDir, nil)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	c.procs = append(c.procs, proc)
 	return nil
 }
 
@@ -382,7 +386,7 @@ func (c *Cluster) startKwok() error {
 	if err := writeKwokStages(filepath.Join(c.Options.BinDir, "kwok-stages.yaml"), stages); err != nil {
 		return err
 	}
-	proc, err := StartProcess("kwok", c.bin("kwok"), []string{
+	if _, err := c.startTracked("kwok", []string{
 		"--kubeconfig=" + c.KubeconfigPath,
 		"--config=" + stages,
 		"--manage-all-nodes=false",
@@ -391,11 +395,9 @@ func (c *Cluster) startKwok() error {
 		"--cidr=" + c.Options.ClusterCIDR,
 		"--node-ip=127.0.0.1",
 		"--server-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-	}, c.LogDir, nil)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	c.procs = append(c.procs, proc)
 	cs, err := c.Clientset()
 	if err != nil {
 		return err

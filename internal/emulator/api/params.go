@@ -277,3 +277,27 @@ func (p Params) Page(total, defSize, maxSize int) (pageNumber, pageSize, start, 
 	}
 	return
 }
+
+// PageViews pages list by the request's PageNumber/PageSize (as Page does)
+// and renders the items of the requested page; the result is never nil, so
+// an empty page serialises as [] rather than null.
+func PageViews[T any](p Params, list []T, defSize, maxSize int, view func(T) map[string]any) (items []map[string]any, pageNumber, pageSize int, err error) {
+	pageNumber, pageSize, start, end, err := p.Page(len(list), defSize, maxSize)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	items = []map[string]any{}
+	for _, v := range list[start:end] {
+		items = append(items, view(v))
+	}
+	return items, pageNumber, pageSize, nil
+}
+
+// WithoutKeys deletes keys from view and returns it, for an answer whose
+// SDK model lacks fields the shared view has.
+func WithoutKeys(view map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		delete(view, k)
+	}
+	return view
+}

@@ -75,3 +75,13 @@ func RemoveTags(tags []Tag, keys []string, all bool) []Tag {
 	}
 	return out
 }
+
+// UntagKeys reads UntagResources' All flag and its TagKey.N list, the
+// parameters RemoveTags takes.
+func (p Params) UntagKeys() (keys []string, all bool, err error) {
+	all, err = p.Bool("All", false)
+	if err != nil {
+		return nil, false, err
+	}
+	return p.List("TagKey"), all, nil
+}

@@ -44,10 +44,8 @@ type State struct {
 	ENIs map[string]*ENI `json:"enis"`
 	// SecurityGroups are the security groups by id (sg-...).
 	SecurityGroups map[string]*SecurityGroup `json:"securityGroups"`
-	// Tokens remember ClientToken results per action for idempotency.
-	Tokens api.TokenRecords `json:"tokens"`
-	// Seq orders resources by creation, for stable listings.
-	Seq int64 `json:"seq"`
+	// Ledger holds the ClientToken records and the creation counter.
+	api.Ledger
 }
 
 // Instance is an ECS instance in a VPC.
@@ -225,13 +223,7 @@ func (st *State) Reset() {
 	st.Instances = map[string]*Instance{}
 	st.ENIs = map[string]*ENI{}
 	st.SecurityGroups = map[string]*SecurityGroup{}
-	st.Tokens = api.TokenRecords{}
-	st.Seq = 0
-}
-
-func (st *State) next() int64 {
-	st.Seq++
-	return st.Seq
+	st.ResetLedger()
 }
 
 // New registers the ECS state with st and hands VPC the lookups it needs

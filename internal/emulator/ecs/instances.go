@@ -345,12 +345,12 @@ func (s *Service) createInstance(region string, pl placement, ip string, i *Inst
 		eniID = store.NewID("eni")
 	}
 	i.RegionID, i.ZoneID, i.VpcID, i.VSwitchID = region, pl.vsw.ZoneID, pl.vsw.VpcID, pl.vsw.ID
-	i.PrimaryENIID, i.CreatedAt, i.StartedAt, i.Seq = eniID, now, now, s.state.next()
+	i.PrimaryENIID, i.CreatedAt, i.StartedAt, i.Seq = eniID, now, now, s.state.Next()
 	s.state.Instances[i.ID] = i
 	s.state.ENIs[eniID] = &ENI{
 		ID: eniID, InstanceID: i.ID, VpcID: pl.vsw.VpcID, VSwitchID: pl.vsw.ID, ZoneID: pl.vsw.ZoneID, RegionID: region,
 		MAC: randomMAC(), Type: "Primary", PrivateIPs: []string{ip}, SecurityGroupIDs: append([]string(nil), pl.sgs...),
-		DeleteOnRelease: true, CreatedAt: now, Seq: s.state.next(),
+		DeleteOnRelease: true, CreatedAt: now, Seq: s.state.Next(),
 	}
 	return i
 }

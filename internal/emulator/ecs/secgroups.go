@@ -57,7 +57,7 @@ func (s *Service) addSG(region, id, name, desc, vpcID, typ string, tags []api.Ta
 	if _, dup := s.state.SecurityGroups[id]; dup {
 		return nil, api.InvalidParameter("SecurityGroupId", "The security group %s already exists.", id)
 	}
-	g := &SecurityGroup{ID: id, Name: name, Description: desc, VpcID: vpcID, RegionID: region, Type: typ, Rules: []*Rule{}, Tags: tags, CreatedAt: now, Seq: s.state.next()}
+	g := &SecurityGroup{ID: id, Name: name, Description: desc, VpcID: vpcID, RegionID: region, Type: typ, Rules: []*Rule{}, Tags: tags, CreatedAt: now, Seq: s.state.Next()}
 	s.state.SecurityGroups[id] = g
 	return g, nil
 }

@@ -130,7 +130,7 @@ func (s *Service) seedInstance(region string, si api.SeedInstance, now time.Time
 		}
 		s.state.ENIs[id] = &ENI{
 			ID: id, InstanceID: i.ID, VpcID: vsw.VpcID, VSwitchID: vsw.ID, ZoneID: vsw.ZoneID, RegionID: region, MAC: randomMAC(),
-			Type: "Secondary", PrivateIPs: ips, SecurityGroupIDs: append([]string(nil), si.SecurityGroupIDs...), CreatedAt: now, Seq: s.state.next(),
+			Type: "Secondary", PrivateIPs: ips, SecurityGroupIDs: append([]string(nil), si.SecurityGroupIDs...), CreatedAt: now, Seq: s.state.Next(),
 		}
 		enis = append(enis, id)
 	}

@@ -99,11 +99,10 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := req.Params.Bool("All", false)
+	keys, all, err := req.Params.UntagKeys()
 	if err != nil {
 		return nil, err
 	}
-	keys := req.Params.List("TagKey")
 	if len(keys) > 20 {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidTagCount", "At most 20 tag keys may be removed in one call.")
 	}

@@ -146,6 +146,15 @@ func (s *Service) listener(req *api.Request, id string) (*Listener, error) {
 	return l, nil
 }
 
+// requestedListener returns the listener named by the request's required ListenerId.
+func (s *Service) requestedListener(req *api.Request) (*Listener, error) {
+	id, err := req.Params.Required("ListenerId")
+	if err != nil {
+		return nil, err
+	}
+	return s.listener(req, id)
+}
+
 // listenerGone reports whether l or its load balancer finished deleting.
 func (s *Service) listenerGone(l *Listener, now time.Time) bool {
 	if l.gone(now) {
@@ -166,11 +175,7 @@ func (s *Service) listenerStatus(l *Listener, now time.Time) string {
 // listenerForUpdate returns the listener named by ListenerId and its LB,
 // unless the LB is Provisioning or locked by a job in flight.
 func (s *Service) listenerForUpdate(req *api.Request) (*Listener, *LoadBalancer, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := s.listener(req, id)
+	l, err := s.requestedListener(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,11 +439,7 @@ func (s *Service) listenerView(l *Listener, now time.Time) map[string]any {
 }
 
 func (s *Service) getListenerAttribute(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, err
-	}
-	l, err := s.listener(req, id)
+	l, err := s.requestedListener(req)
 	if err != nil {
 		return nil, err
 	}
@@ -552,11 +553,7 @@ func (s *Service) switchListener(req *api.Request, from, via, to string) (map[st
 }
 
 func (s *Service) listListenerCertificates(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, err
-	}
-	l, err := s.listener(req, id)
+	l, err := s.requestedListener(req)
 	if err != nil {
 		return nil, err
 	}

@@ -330,13 +330,9 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vpcID, err := p.Required("VpcId")
+	vpcID, err := s.requestedVPCID(req)
 	if err != nil {
 		return nil, err
-	}
-	v, ok := s.vpc.VPC(vpcID)
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVpcNotFound(vpcID)
 	}
 	zones, err := s.parseZones(req, vpcID)
 	if err != nil {
@@ -362,11 +358,8 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err := s.validTags(tags); err != nil {
 		return nil, err
 	}
-	sgs := dedupe(p.List("SecurityGroupIds"))
-	if len(sgs) > maxSecurityGroups {
-		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
-	}
-	if err := s.checkSecurityGroups(sgs, vpcID); err != nil {
+	sgs, err := s.requestedSecurityGroups(p, vpcID)
+	if err != nil {
 		return nil, err
 	}
 	bwp := p.String("BandwidthPackageId")
@@ -648,11 +641,8 @@ func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	sgs := dedupe(p.List("SecurityGroupIds"))
-	if len(sgs) > maxSecurityGroups {
-		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
-	}
-	if err := s.checkSecurityGroups(sgs, lb.VpcID); err != nil {
+	sgs, err := s.requestedSecurityGroups(p, lb.VpcID)
+	if err != nil {
 		return nil, err
 	}
 	if err := dryRun(req); err != nil {
@@ -833,14 +823,38 @@ func (s *Service) disableIpv6Internet(req *api.Request) (map[string]any, error) 
 	return s.setIpv6Internet(req, "Intranet")
 }
 
-func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
+// requestedSecurityGroups returns the de-duplicated SecurityGroupIds a
+// CreateLoadBalancer or UpdateLoadBalancerAttribute request sets, once they
+// are within the quota and all are security groups of vpcID.
+func (s *Service) requestedSecurityGroups(p api.Params, vpcID string) ([]string, error) {
+	sgs := dedupe(p.List("SecurityGroupIds"))
+	if len(sgs) > maxSecurityGroups {
+		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups.", maxSecurityGroups)
+	}
+	if err := s.checkSecurityGroups(sgs, vpcID); err != nil {
+		return nil, err
+	}
+	return sgs, nil
+}
+
+// securityGroupChange returns the load balancer a Join/LeaveSecurityGroup
+// request may change and its non-empty, de-duplicated SecurityGroupIds.
+func (s *Service) securityGroupChange(req *api.Request) (*LoadBalancer, []string, error) {
 	lb, err := s.lbForUpdate(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ids := dedupe(req.Params.List("SecurityGroupIds"))
 	if len(ids) == 0 {
-		return nil, api.MissingParameter("SecurityGroupIds")
+		return nil, nil, api.MissingParameter("SecurityGroupIds")
+	}
+	return lb, ids, nil
+}
+
+func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
+	lb, ids, err := s.securityGroupChange(req)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkSecurityGroups(ids, lb.VpcID); err != nil {
 		return nil, err
@@ -862,13 +876,9 @@ func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
-	lb, err := s.lbForUpdate(req)
+	lb, ids, err := s.securityGroupChange(req)
 	if err != nil {
 		return nil, err
-	}
-	ids := dedupe(req.Params.List("SecurityGroupIds"))
-	if len(ids) == 0 {
-		return nil, api.MissingParameter("SecurityGroupIds")
 	}
 	if err := dryRun(req); err != nil {
 		return nil, err
@@ -883,12 +893,22 @@ func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
 	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
 }
 
-func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, error) {
+// bandwidthPackageChange returns the load balancer an Attach/Detach
+// bandwidth package request may change and its required BandwidthPackageId.
+func (s *Service) bandwidthPackageChange(req *api.Request) (*LoadBalancer, string, error) {
 	lb, err := s.lbForUpdate(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	id, err := req.Params.Required("BandwidthPackageId")
+	if err != nil {
+		return nil, "", err
+	}
+	return lb, id, nil
+}
+
+func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, error) {
+	lb, id, err := s.bandwidthPackageChange(req)
 	if err != nil {
 		return nil, err
 	}
@@ -909,11 +929,7 @@ func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, erro
 }
 
 func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, error) {
-	lb, err := s.lbForUpdate(req)
-	if err != nil {
-		return nil, err
-	}
-	id, err := req.Params.Required("BandwidthPackageId")
+	lb, id, err := s.bandwidthPackageChange(req)
 	if err != nil {
 		return nil, err
 	}

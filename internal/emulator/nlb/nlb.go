@@ -306,6 +306,19 @@ func errVpcNotFound(id string) error {
 	return api.NotFound("ResourceNotFound.Vpc", "The specified resource %s is not found.", id)
 }
 
+// requestedVPCID returns the request's required VpcId once it names a VPC of
+// the request's region.
+func (s *Service) requestedVPCID(req *api.Request) (string, error) {
+	vpcID, err := req.Params.Required("VpcId")
+	if err != nil {
+		return "", err
+	}
+	if v, ok := s.vpc.VPC(vpcID); !ok || v.RegionID != req.RegionID {
+		return "", errVpcNotFound(vpcID)
+	}
+	return vpcID, nil
+}
+
 func errVSwitchNotFound(id string) error {
 	return api.NotFound("ResourceNotFound.VSwitch", "The specified resource %s is not found.", id)
 }

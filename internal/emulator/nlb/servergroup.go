@@ -314,12 +314,9 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vpcID, err := p.Required("VpcId")
+	vpcID, err := s.requestedVPCID(req)
 	if err != nil {
 		return nil, err
-	}
-	if v, ok := s.vpc.VPC(vpcID); !ok || v.RegionID != req.RegionID {
-		return nil, errVpcNotFound(vpcID)
 	}
 	proto, err := canonical(p, "Protocol", "TCP", "TCP", "UDP", "TCPSSL")
 	if err != nil {

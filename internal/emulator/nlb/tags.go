@@ -111,24 +111,42 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 		return nil, err
 	}
 	q := s.st.Settings().Quota(store.QuotaTagsPerResource)
-	lists := make([]*[]api.Tag, 0, len(ids))
-	for _, id := range ids {
-		l, err := s.tagsOf(req, typ, id)
-		if err != nil {
-			return nil, err
+	lists, err := s.tagListsToChange(req, typ, ids, func(id string, l []api.Tag) error {
+		if n := len(api.MergeTags(l, tags)); n > q {
+			return api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsNum", "Resource %s would have %d tags; the quota is %d.", id, n, q)
 		}
-		if n := len(api.MergeTags(*l, tags)); n > q {
-			return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.TagsNum", "Resource %s would have %d tags; the quota is %d.", id, n, q)
-		}
-		lists = append(lists, l)
-	}
-	if err := dryRun(req); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, l := range lists {
 		*l = api.MergeTags(*l, tags)
 	}
 	return tagJob(s, req, typ, ids), nil
+}
+
+// tagListsToChange returns the tag lists of the ids a Tag/UntagResources
+// request names, after check (when not nil) passed on each and the DryRun
+// check passed, so that a failure changes no resource.
+func (s *Service) tagListsToChange(req *api.Request, typ string, ids []string, check func(id string, tags []api.Tag) error) ([]*[]api.Tag, error) {
+	lists := make([]*[]api.Tag, 0, len(ids))
+	for _, id := range ids {
+		l, err := s.tagsOf(req, typ, id)
+		if err != nil {
+			return nil, err
+		}
+		if check != nil {
+			if err := check(id, *l); err != nil {
+				return nil, err
+			}
+		}
+		lists = append(lists, l)
+	}
+	if err := dryRun(req); err != nil {
+		return nil, err
+	}
+	return lists, nil
 }
 
 // tagJob answers a tag change with the JobId its SDK models carry
@@ -144,23 +162,15 @@ func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := req.Params.Bool("All", false)
+	keys, all, err := req.Params.UntagKeys()
 	if err != nil {
 		return nil, err
 	}
-	keys := req.Params.List("TagKey")
 	if !all && len(keys) == 0 {
 		return nil, api.MissingParameter("TagKey")
 	}
-	lists := make([]*[]api.Tag, 0, len(ids))
-	for _, id := range ids {
-		l, err := s.tagsOf(req, typ, id)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, l)
-	}
-	if err := dryRun(req); err != nil {
+	lists, err := s.tagListsToChange(req, typ, ids, nil)
+	if err != nil {
 		return nil, err
 	}
 	for _, l := range lists {

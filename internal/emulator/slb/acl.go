@@ -73,10 +73,7 @@ func (s *Service) createAccessControlList(req *api.Request) (map[string]any, err
 	if n >= maxACLsPerRegion {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.Acl", "The number of ACLs in region %s has reached the quota %d.", req.RegionID, maxACLsPerRegion)
 	}
-	rg := p.String("ResourceGroupId")
-	if rg == "" {
-		rg = api.DefaultResourceGroupID
-	}
+	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
 	a := &ACL{ID: store.NewID("acl"), Name: name, RegionID: req.RegionID, AddressIPVersion: ver,
 		ResourceGroupID: rg, CreatedAt: req.Now, Entries: []ACLEntry{}, Tags: tags}
 	s.state.ACLs[a.ID] = a
@@ -226,12 +223,22 @@ func parseACLEntries(p api.Params, ver string) ([]ACLEntry, error) {
 	return out, nil
 }
 
-func (s *Service) addAccessControlListEntry(req *api.Request) (map[string]any, error) {
+// aclEntryChange returns the ACL an Add/RemoveAccessControlListEntry request
+// names and the entries it lists, parsed for the ACL's IP version.
+func (s *Service) aclEntryChange(req *api.Request) (*ACL, []ACLEntry, error) {
 	a, err := s.acl(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, err := parseACLEntries(req.Params, a.AddressIPVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, entries, nil
+}
+
+func (s *Service) addAccessControlListEntry(req *api.Request) (map[string]any, error) {
+	a, entries, err := s.aclEntryChange(req)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +260,7 @@ func (s *Service) addAccessControlListEntry(req *api.Request) (map[string]any, e
 }
 
 func (s *Service) removeAccessControlListEntry(req *api.Request) (map[string]any, error) {
-	a, err := s.acl(req)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := parseACLEntries(req.Params, a.AddressIPVersion)
+	a, entries, err := s.aclEntryChange(req)
 	if err != nil {
 		return nil, err
 	}

@@ -263,12 +263,22 @@ func defaultBackendResponse(lb *LoadBalancer, stringWeight bool) map[string]any 
 	return map[string]any{"LoadBalancerId": lb.ID, "BackendServers": map[string]any{"BackendServer": views}}
 }
 
-func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
+// backendChange returns the load balancer an Add/RemoveBackendServers
+// request names and the BackendServers it lists.
+func (s *Service) backendChange(req *api.Request) (*LoadBalancer, []backendReq, error) {
 	lb, err := s.lb(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lb, reqs, nil
+}
+
+func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
+	lb, reqs, err := s.backendChange(req)
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +294,7 @@ func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) removeBackendServers(req *api.Request) (map[string]any, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
+	lb, reqs, err := s.backendChange(req)
 	if err != nil {
 		return nil, err
 	}

@@ -77,33 +77,9 @@ func (s *Service) cert(req *api.Request, key, kind string) (*Certificate, error)
 	return c, nil
 }
 
-func serverCertView(c *Certificate) map[string]any {
+// certView holds the fields server and CA certificate views share.
+func certView(c *Certificate) map[string]any {
 	return map[string]any{
-		"ServerCertificateId":     c.ID,
-		"ServerCertificateName":   c.Name,
-		"CertificateId":           c.ID,
-		"Fingerprint":             c.Fingerprint,
-		"CommonName":              c.CommonName,
-		"SubjectAlternativeNames": map[string]any{"SubjectAlternativeName": nonNil(c.SubjectAltNames)},
-		"EncryptionAlgorithm":     c.EncryptionAlgorithm,
-		"EncryptionKeyLength":     c.KeyLength,
-		"StandardType":            c.StandardType,
-		"CreateTime":              fmtResTime(c.CreatedAt),
-		"CreateTimeStamp":         c.CreatedAt.UnixMilli(),
-		"ExpireTime":              fmtResTime(c.ExpiresAt),
-		"ExpireTimeStamp":         c.ExpiresAt.UnixMilli(),
-		"RegionId":                c.RegionID,
-		"RegionIdAlias":           c.RegionID,
-		"ResourceGroupId":         api.ResourceGroupOr(c.ResourceGroupID),
-		"IsAliCloudCertificate":   0,
-		"Tags":                    tagList{Tag: tagKVs(c.Tags)},
-	}
-}
-
-func caCertView(c *Certificate) map[string]any {
-	return map[string]any{
-		"CACertificateId":     c.ID,
-		"CACertificateName":   c.Name,
 		"Fingerprint":         c.Fingerprint,
 		"CommonName":          c.CommonName,
 		"EncryptionAlgorithm": c.EncryptionAlgorithm,
@@ -117,6 +93,24 @@ func caCertView(c *Certificate) map[string]any {
 		"ResourceGroupId":     api.ResourceGroupOr(c.ResourceGroupID),
 		"Tags":                tagList{Tag: tagKVs(c.Tags)},
 	}
+}
+
+func serverCertView(c *Certificate) map[string]any {
+	out := certView(c)
+	out["ServerCertificateId"] = c.ID
+	out["ServerCertificateName"] = c.Name
+	out["CertificateId"] = c.ID
+	out["SubjectAlternativeNames"] = map[string]any{"SubjectAlternativeName": nonNil(c.SubjectAltNames)}
+	out["RegionIdAlias"] = c.RegionID
+	out["IsAliCloudCertificate"] = 0
+	return out
+}
+
+func caCertView(c *Certificate) map[string]any {
+	out := certView(c)
+	out["CACertificateId"] = c.ID
+	out["CACertificateName"] = c.Name
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -136,12 +130,18 @@ func (s *Service) newCert(req *api.Request, kind, nameKey string) (*Certificate,
 	if err != nil {
 		return nil, err
 	}
-	rg := p.String("ResourceGroupId")
-	if rg == "" {
-		rg = api.DefaultResourceGroupID
-	}
+	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
 	return &Certificate{ID: newCertID(req.AccountID, req.Now), Kind: kind, Name: name, RegionID: req.RegionID,
 		ResourceGroupID: rg, StandardType: p.String("StandardType"), CreatedAt: req.Now, Tags: tags}, nil
+}
+
+// storeCert keeps an uploaded certificate, named after its common name when
+// the upload gave no name.
+func (s *Service) storeCert(c *Certificate) {
+	if c.Name == "" {
+		c.Name = c.CommonName
+	}
+	s.state.Certificates[c.ID] = c
 }
 
 func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, error) {
@@ -177,15 +177,9 @@ func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, err
 		}
 		fillFromX509(c, leaf)
 	}
-	if c.Name == "" {
-		c.Name = c.CommonName
-	}
-	s.state.Certificates[c.ID] = c
-	out := serverCertView(c)
+	s.storeCert(c)
 	// UploadServerCertificate's model has no tags, key facts or second id.
-	for _, k := range []string{"Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType"} {
-		delete(out, k)
-	}
+	out := api.WithoutKeys(serverCertView(c), "Tags", "CertificateId", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType")
 	out["AliCloudCertificateId"] = aliID
 	out["AliCloudCertificateName"] = p.String("AliCloudCertificateName")
 	return out, nil
@@ -293,16 +287,9 @@ func (s *Service) uploadCACertificate(req *api.Request) (map[string]any, error) 
 		return nil, api.InvalidParameter("CACertificate", "The CA certificate is not valid: %v.", err)
 	}
 	fillFromX509(c, leaf)
-	if c.Name == "" {
-		c.Name = c.CommonName
-	}
-	s.state.Certificates[c.ID] = c
-	out := caCertView(c)
+	s.storeCert(c)
 	// UploadCACertificate's model has no tags, key facts or region.
-	for _, k := range []string{"Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"} {
-		delete(out, k)
-	}
-	return out, nil
+	return api.WithoutKeys(caCertView(c), "Tags", "EncryptionAlgorithm", "EncryptionKeyLength", "StandardType", "RegionId"), nil
 }
 
 // Domain extensions of HTTPS listeners.

@@ -399,14 +399,29 @@ func (s *Service) createListener(proto string) api.Handler {
 }
 
 func (s *Service) listenerOf(req *api.Request, proto string) (*LoadBalancer, *Listener, error) {
-	lb, err := s.lb(req)
+	lb, port, err := s.lbAndListenerPort(req)
 	if err != nil {
 		return nil, nil, err
+	}
+	return listenerAt(lb, proto, port)
+}
+
+// lbAndListenerPort returns the load balancer a listener request names and
+// its required ListenerPort.
+func (s *Service) lbAndListenerPort(req *api.Request) (*LoadBalancer, int, error) {
+	lb, err := s.lb(req)
+	if err != nil {
+		return nil, 0, err
 	}
 	port, err := requiredPort(req.Params, "ListenerPort")
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
+	return lb, port, nil
+}
+
+// listenerAt returns lb's listener of proto on port, or ListenerNotFound.
+func listenerAt(lb *LoadBalancer, proto string, port int) (*LoadBalancer, *Listener, error) {
 	l := lb.Listeners[listenerKey(proto, port)]
 	if l == nil {
 		return nil, nil, errListenerNotFound()
@@ -618,11 +633,7 @@ func (s *Service) describeLoadBalancerListeners(req *api.Request) (map[string]an
 // findListener resolves ListenerPort (+ ListenerProtocol when the port has
 // both a TCP-family and a UDP listener).
 func (s *Service) findListener(req *api.Request) (*LoadBalancer, *Listener, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	port, err := requiredPort(req.Params, "ListenerPort")
+	lb, port, err := s.lbAndListenerPort(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -630,11 +641,7 @@ func (s *Service) findListener(req *api.Request) (*LoadBalancer, *Listener, erro
 		if fieldsByProto[proto] == nil {
 			return nil, nil, api.InvalidParameter("ListenerProtocol", "The parameter ListenerProtocol must be one of tcp, udp, http, https, got %q.", proto)
 		}
-		l := lb.Listeners[listenerKey(proto, port)]
-		if l == nil {
-			return nil, nil, errListenerNotFound()
-		}
-		return lb, l, nil
+		return listenerAt(lb, proto, port)
 	}
 	var found []*Listener
 	for _, l := range lb.Listeners {
@@ -651,6 +658,19 @@ func (s *Service) findListener(req *api.Request) (*LoadBalancer, *Listener, erro
 	return nil, nil, api.MissingParameter("ListenerProtocol")
 }
 
+// findIdleListener is findListener for a change: a listener still busy with
+// the last one is refused.
+func (s *Service) findIdleListener(req *api.Request) (*LoadBalancer, *Listener, error) {
+	lb, l, err := s.findListener(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.Now.Before(l.BusyUntil) {
+		return nil, nil, errListenerBusy()
+	}
+	return lb, l, nil
+}
+
 func (s *Service) startListener(req *api.Request) (map[string]any, error) {
 	return s.switchListener(req, "running", "starting")
 }
@@ -662,12 +682,9 @@ func (s *Service) stopListener(req *api.Request) (map[string]any, error) {
 // switchListener moves a listener to status through transition; a listener
 // already there is left alone, as the API answers success without a change.
 func (s *Service) switchListener(req *api.Request, status, transition string) (map[string]any, error) {
-	_, l, err := s.findListener(req)
+	_, l, err := s.findIdleListener(req)
 	if err != nil {
 		return nil, err
-	}
-	if req.Now.Before(l.BusyUntil) {
-		return nil, errListenerBusy()
 	}
 	if l.Status == status {
 		return map[string]any{}, nil
@@ -678,12 +695,9 @@ func (s *Service) switchListener(req *api.Request, status, transition string) (m
 }
 
 func (s *Service) deleteListener(req *api.Request) (map[string]any, error) {
-	lb, l, err := s.findListener(req)
+	lb, l, err := s.findIdleListener(req)
 	if err != nil {
 		return nil, err
-	}
-	if req.Now.Before(l.BusyUntil) {
-		return nil, errListenerBusy()
 	}
 	if l.Protocol == "https" {
 		for _, o := range lb.Listeners {

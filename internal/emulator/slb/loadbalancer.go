@@ -201,10 +201,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rg := p.String("ResourceGroupId")
-	if rg == "" {
-		rg = api.DefaultResourceGroupID
-	}
+	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
 	if q := s.st.Settings().Quota(store.QuotaSLBInstances); len(s.state.LoadBalancers) >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.LoadBalancersNum", "The quota of LoadBalancersNum is exceeded, usage %d/%d.", len(s.state.LoadBalancers), q)
 	}
@@ -583,24 +580,19 @@ func (s *Service) describeLoadBalancers(req *api.Request) (map[string]any, error
 			}
 			total++
 		}
-		return map[string]any{
-			"LoadBalancers": lbPage{LoadBalancer: items},
-			"PageNumber":    pageNumber,
-			"PageSize":      pageSize,
-			"TotalCount":    total,
-		}, nil
-	}
-	// One pass over the creation-ordered ids: count every match, build
-	// only the requested page.
-	for _, id := range s.state.Order {
-		lb := s.state.LoadBalancers[id]
-		if lb.RegionID != req.RegionID || !f.match(lb) {
-			continue
+	} else {
+		// One pass over the creation-ordered ids: count every match, build
+		// only the requested page.
+		for _, id := range s.state.Order {
+			lb := s.state.LoadBalancers[id]
+			if lb.RegionID != req.RegionID || !f.match(lb) {
+				continue
+			}
+			if total >= start && total < end {
+				items = append(items, lb.item())
+			}
+			total++
 		}
-		if total >= start && total < end {
-			items = append(items, lb.item())
-		}
-		total++
 	}
 	return map[string]any{
 		"LoadBalancers": lbPage{LoadBalancer: items},

@@ -151,13 +151,37 @@ func tagRequest(p api.Params) (string, []string, error) {
 	return rtype, ids, nil
 }
 
-func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
-	rtype, ids, err := tagRequest(req.Params)
+// tagChangeRequest is tagRequest for Tag/UntagResources, which need at
+// least one ResourceId.
+func tagChangeRequest(p api.Params) (string, []string, error) {
+	rtype, ids, err := tagRequest(p)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if len(ids) == 0 {
-		return nil, api.MissingParameter("ResourceId.1")
+		return "", nil, api.MissingParameter("ResourceId.1")
+	}
+	return rtype, ids, nil
+}
+
+// legacyTagChange returns the load balancer an AddTags/RemoveTags request
+// names and the tags it lists.
+func (s *Service) legacyTagChange(req *api.Request) (*LoadBalancer, []api.Tag, error) {
+	lb, err := s.lb(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	tags, err := legacyTags(req.Params, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lb, tags, nil
+}
+
+func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
+	rtype, ids, err := tagChangeRequest(req.Params)
+	if err != nil {
+		return nil, err
 	}
 	tags := req.Params.Tags()
 	if len(tags) == 0 {
@@ -187,19 +211,16 @@ func (s *Service) tagResources(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) untagResources(req *api.Request) (map[string]any, error) {
-	rtype, ids, err := tagRequest(req.Params)
+	rtype, ids, err := tagChangeRequest(req.Params)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil, api.MissingParameter("ResourceId.1")
-	}
-	all, err := req.Params.Bool("All", false)
+	keyList, all, err := req.Params.UntagKeys()
 	if err != nil {
 		return nil, err
 	}
 	keys := map[string]bool{}
-	for _, k := range req.Params.List("TagKey") {
+	for _, k := range keyList {
 		keys[k] = true
 	}
 	if !all && len(keys) == 0 {
@@ -294,11 +315,7 @@ func legacyTags(p api.Params, required bool) ([]api.Tag, error) {
 }
 
 func (s *Service) addTags(req *api.Request) (map[string]any, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, err
-	}
-	tags, err := legacyTags(req.Params, true)
+	lb, tags, err := s.legacyTagChange(req)
 	if err != nil {
 		return nil, err
 	}
@@ -311,11 +328,7 @@ func (s *Service) addTags(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) removeTags(req *api.Request) (map[string]any, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, err
-	}
-	tags, err := legacyTags(req.Params, true)
+	lb, tags, err := s.legacyTagChange(req)
 	if err != nil {
 		return nil, err
 	}

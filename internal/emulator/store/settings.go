@@ -171,27 +171,26 @@ func (s *Settings) Quota(name string) int {
 func (s *Settings) SetDelay(name string, d time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.delays[name]; !ok {
-		return fmt.Errorf("unknown delay %q (known: %v)", name, keys(s.delays))
-	}
-	if d < 0 {
-		return fmt.Errorf("delay %q must not be negative", name)
-	}
-	s.delays[name] = d
-	return nil
+	return setKnown(s.delays, "delay", name, d)
 }
 
 // SetQuota changes a named quota.
 func (s *Settings) SetQuota(name string, n int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.quotas[name]; !ok {
-		return fmt.Errorf("unknown quota %q (known: %v)", name, keys(s.quotas))
+	return setKnown(s.quotas, "quota", name, n)
+}
+
+// setKnown sets m[name] to v, refusing a name m does not have and a
+// negative v; kind names the setting in errors. The caller holds s.mu.
+func setKnown[V ~int | ~int64](m map[string]V, kind, name string, v V) error {
+	if _, ok := m[name]; !ok {
+		return fmt.Errorf("unknown %s %q (known: %v)", kind, name, keys(m))
 	}
-	if n < 0 {
-		return fmt.Errorf("quota %q must not be negative", name)
+	if v < 0 {
+		return fmt.Errorf("%s %q must not be negative", kind, name)
 	}
-	s.quotas[name] = n
+	m[name] = v
 	return nil
 }
 

@@ -48,17 +48,17 @@ func (s *Service) addVPC(region, id, name, desc, cidr, tableID string, tags []ap
 	}
 	v := &VPC{
 		ID: id, Name: name, Description: desc, CIDRBlock: p.String(), RegionID: region,
-		VRouterID: store.NewID("vrt"), SystemRouteTableID: tableID, Tags: tags, CreatedAt: now, Seq: s.state.next(),
+		VRouterID: store.NewID("vrt"), SystemRouteTableID: tableID, Tags: tags, CreatedAt: now, Seq: s.state.Next(),
 	}
 	s.state.VPCs[id] = v
-	s.state.RouteTables[tableID] = &RouteTable{ID: tableID, VpcID: id, VRouterID: v.VRouterID, Type: TypeSystem, RegionID: region, CreatedAt: now, Seq: s.state.next()}
+	s.state.RouteTables[tableID] = &RouteTable{ID: tableID, VpcID: id, VRouterID: v.VRouterID, Type: TypeSystem, RegionID: region, CreatedAt: now, Seq: s.state.Next()}
 	s.addSystemRoute(tableID, cgnat.String(), "service", now)
 	return v, nil
 }
 
 func (s *Service) addSystemRoute(tableID, cidr, hopType string, now time.Time) {
 	id := store.NewID("rte")
-	s.state.RouteEntries[id] = &RouteEntry{ID: id, TableID: tableID, DestCIDR: cidr, Type: TypeSystem, NextHopType: hopType, ReadyAt: now, ModifiedAt: now, Seq: s.state.next()}
+	s.state.RouteEntries[id] = &RouteEntry{ID: id, TableID: tableID, DestCIDR: cidr, Type: TypeSystem, NextHopType: hopType, ReadyAt: now, ModifiedAt: now, Seq: s.state.Next()}
 }
 
 var zoneSuffix = regexp.MustCompile(`^-[a-z]$`)
@@ -98,7 +98,7 @@ func (s *Service) addVSwitch(v *VPC, id, name, desc, zone, cidr, tableID string,
 	}
 	sw := &VSwitch{
 		ID: id, Name: name, Description: desc, VpcID: v.ID, ZoneID: zone, CIDRBlock: p.String(), RegionID: v.RegionID,
-		RouteTableID: tableID, Tags: tags, UsedIPs: map[string]bool{}, CreatedAt: now, Seq: s.state.next(),
+		RouteTableID: tableID, Tags: tags, UsedIPs: map[string]bool{}, CreatedAt: now, Seq: s.state.Next(),
 	}
 	s.state.VSwitches[id] = sw
 	s.addSystemRoute(tableID, sw.CIDRBlock, "local", now)
@@ -112,6 +112,26 @@ func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
 		return nil, errVpcNotFound(id)
 	}
 	return v, nil
+}
+
+// requestedVPC returns the VPC named by the request's required VpcId, in the request's region.
+func (s *Service) requestedVPC(req *api.Request) (string, *VPC, error) {
+	id, err := req.Params.Required("VpcId")
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := s.regionVPC(req, id)
+	return id, v, err
+}
+
+// requestedVSwitch returns the vSwitch named by the request's required VSwitchId, in the request's region.
+func (s *Service) requestedVSwitch(req *api.Request) (string, *VSwitch, error) {
+	id, err := req.Params.Required("VSwitchId")
+	if err != nil {
+		return "", nil, err
+	}
+	sw, err := s.regionVSwitch(req, id)
+	return id, sw, err
 }
 
 func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
@@ -164,11 +184,7 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VpcId")
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.regionVPC(req, id)
+	id, v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
@@ -272,32 +288,21 @@ func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, v)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
+	items, num, size, err := api.PageViews(p, list, 10, 50, s.vpcView)
 	if err != nil {
 		return nil, err
-	}
-	items := []map[string]any{}
-	for _, v := range list[start:end] {
-		items = append(items, s.vpcView(v))
 	}
 	return map[string]any{"Vpcs": map[string]any{"Vpc": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VpcId")
+	id, v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.regionVPC(req, id)
-	if err != nil {
-		return nil, err
-	}
-	out := s.vpcView(v)
 	// DescribeVpcs' items have these; DescribeVpcAttribute's model does not
 	// (SDK v1.63.107 and vpc-20160428/v6 alike).
-	for _, k := range []string{"CenStatus", "NatGatewayIds", "RouterTableIds"} {
-		delete(out, k)
-	}
+	out := api.WithoutKeys(s.vpcView(v), "CenStatus", "NatGatewayIds", "RouterTableIds")
 	out["CloudResources"] = map[string]any{"CloudResourceSetType": []any{
 		map[string]any{"ResourceType": "VSwitch", "ResourceCount": len(s.vswitchIDsOf(id))},
 		map[string]any{"ResourceType": "RouteTable", "ResourceCount": len(s.routeTableIDsOf(id))},
@@ -351,11 +356,7 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVSwitch(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
+	id, sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
@@ -404,23 +405,15 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, sw)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
+	items, num, size, err := api.PageViews(p, list, 10, 50, s.vswitchView)
 	if err != nil {
 		return nil, err
-	}
-	items := []map[string]any{}
-	for _, sw := range list[start:end] {
-		items = append(items, s.vswitchView(sw))
 	}
 	return map[string]any{"VSwitches": map[string]any{"VSwitch": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
+	_, sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}

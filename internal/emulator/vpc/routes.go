@@ -140,7 +140,7 @@ func (s *Service) addCustomRoute(t *RouteTable, cidr, hopType, hopID, name, desc
 	id := store.NewID("rte")
 	e := &RouteEntry{
 		ID: id, TableID: t.ID, Name: name, Description: desc, DestCIDR: cidr, Type: TypeCustom,
-		NextHopType: hopType, NextHopID: hopID, ModifiedAt: now, Seq: s.state.next(),
+		NextHopType: hopType, NextHopID: hopID, ModifiedAt: now, Seq: s.state.Next(),
 		ReadyAt: now.Add(s.st.Settings().Delay(store.DelayRouteEntry)),
 	}
 	s.state.RouteEntries[id] = e

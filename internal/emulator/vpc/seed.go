@@ -38,7 +38,7 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 			if _, dup := s.state.RouteTables[id]; dup {
 				return nil, fmt.Errorf("seed vpc %s: route table %s already exists", v.ID, id)
 			}
-			s.state.RouteTables[id] = &RouteTable{ID: id, Name: rt.Name, VpcID: v.ID, VRouterID: v.VRouterID, Type: TypeCustom, RegionID: r, CreatedAt: now, Seq: s.state.next()}
+			s.state.RouteTables[id] = &RouteTable{ID: id, Name: rt.Name, VpcID: v.ID, VRouterID: v.VRouterID, Type: TypeCustom, RegionID: r, CreatedAt: now, Seq: s.state.Next()}
 			out["routeTable"] = append(out["routeTable"], id)
 		}
 		for _, ss := range sv.VSwitches {
@@ -81,7 +81,7 @@ func (s *Service) Seed(region string, sd *api.Seed) (map[string][]string, error)
 		}
 		s.state.EIPs[id] = &EIP{
 			ID: id, IPAddress: a.String(), Bandwidth: bw, InternetChargeType: "PayByTraffic", RegionID: region,
-			InstanceID: se.InstanceID, InstanceType: typ, AllocatedAt: now, Seq: s.state.next(),
+			InstanceID: se.InstanceID, InstanceType: typ, AllocatedAt: now, Seq: s.state.Next(),
 		}
 		out["eip"] = append(out["eip"], id)
 	}

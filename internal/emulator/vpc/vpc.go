@@ -45,10 +45,8 @@ type State struct {
 	RouteEntries map[string]*RouteEntry `json:"routeEntries"`
 	// EIPs are the elastic IPs by allocation id (eip-...).
 	EIPs map[string]*EIP `json:"eips"`
-	// Tokens remember ClientToken results per action for idempotency.
-	Tokens api.TokenRecords `json:"tokens"`
-	// Seq orders resources by creation, for stable listings.
-	Seq int64 `json:"seq"`
+	// Ledger holds the ClientToken records and the creation counter.
+	api.Ledger
 }
 
 // VPC is a virtual private cloud with its vRouter.
@@ -213,13 +211,7 @@ func (st *State) Reset() {
 	st.RouteTables = map[string]*RouteTable{}
 	st.RouteEntries = map[string]*RouteEntry{}
 	st.EIPs = map[string]*EIP{}
-	st.Tokens = api.TokenRecords{}
-	st.Seq = 0
-}
-
-func (st *State) next() int64 {
-	st.Seq++
-	return st.Seq
+	st.ResetLedger()
 }
 
 // New registers the VPC state with st.
