@@ -24,7 +24,7 @@ var examples = map[string]string{
 	"connection-drain": "on", "connection-drain-timeout": "30", "health-check-flag": "on",
 	"health-check-type": "http", "health-check-uri": "/healthz", "health-check-domain": "www.example.com",
 	"health-check-method": "GET", "health-check-httpcode": "http_2xx,http_3xx", "health-check-connect-port": "-520",
-	"healthy-threshold": "4", "unhealthy-threshold": "5", "health-check-interval": "3", "health-check-connect-timeout": "6",
+	"healthy-threshold": "4", "unhealthy-threshold": "5", "health-check-interval": "3", "health-check-connect-timeout": "6", "kube-proxy-health-check": "off",
 	"vgroup-port": "", "weight": "60", "default-weight": "50", "ignore-weight-update": "on",
 	"backend-label": "pool=web,kubernetes.io/os=linux", "remove-unscheduled-backend": "on", "backend-ip-version": "ipv6",
 	"spec": "slb.s2.small", "instance-charge-type": "paybyclcu", "charge-type": "paybybandwidth", "bandwidth": "100",

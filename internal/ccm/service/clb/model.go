@@ -211,6 +211,7 @@ func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create 
 		ps.flag("EnableHttp2", l.HTTP2)
 		ps.str("TLSCipherPolicy", l.TLSCipherPolicy)
 	}
+	kubeProxyCheck(ps, p, h.KubeProxyPort)
 	return set, create
 }
 

@@ -182,7 +182,8 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		key := KeyOf(p.Port, proto == "UDP")
 		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
 		l.AdditionalCerts, l.ManageCerts = additionalCerts(s, proto)
-		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset,
+		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ,
+			Set:              kubeProxyCheck(gset, groupProtocol(proto), s.Listener.HealthCheck.KubeProxyPort),
 			AddressIPVersion: groupIPVersion(version)}
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End

@@ -1,0 +1,31 @@
+package nlb
+
+import (
+	"maps"
+	"strconv"
+
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+)
+
+// kubeProxyCheck returns the group settings with the health check pointed
+// at kube-proxy's /healthz on the Service's healthCheckNodePort
+// (annotations decide when, HealthCheck.KubeProxyPort): an HTTP check
+// (CreateServerGroup / UpdateServerGroupAttribute HealthCheckConfig:
+// HealthCheckType HTTP, HealthCheckConnectPort, HealthCheckUrl,
+// HealthCheckHttpCode,
+// https://help.aliyun.com/zh/slb/network-load-balancer/developer-reference/api-nlb-2022-04-30-createservergroup).
+// Only TCP groups (TCP and TCPSSL listeners) take it: UDP groups keep
+// their check, as CLB UDP listeners do. set is not changed.
+func kubeProxyCheck(set map[string]string, groupProto string, port int32) map[string]string {
+	if port <= 0 || groupProto != "TCP" {
+		return set
+	}
+	out := maps.Clone(set)
+	const hc = "HealthCheckConfig."
+	out[hc+"HealthCheckEnabled"] = boolStr(true)
+	out[hc+"HealthCheckType"] = "HTTP"
+	out[hc+"HealthCheckConnectPort"] = strconv.Itoa(int(port))
+	out[hc+"HealthCheckUrl"] = annotations.KubeProxyHealthPath
+	out[hc+"HealthCheckHttpCode"] = "http_2xx"
+	return out
+}
