@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service/clb"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
@@ -161,5 +163,27 @@ func TestKubeProxyHealthCheckFollowsListening(t *testing.T) {
 	f.env.Emulator.SetListeningPorts("i-acl1", []int{30080, hcnp})
 	if got := health(); got["i-acl1:30080"] != "normal" {
 		t.Fatalf("health %v after the port opened", got)
+	}
+}
+
+// TestKubeProxyHealthCheckSkipsPodMembers: a listener whose group has
+// pods on a virtual Node keeps its own check (they have no kube-proxy to
+// answer on the healthCheckNodePort); without them it takes kube-proxy's.
+func TestKubeProxyHealthCheckSkipsPodMembers(t *testing.T) {
+	s := hcService("hc-vk", "tcp", corev1.ServiceExternalTrafficPolicyLocal, nil)
+	settings, err := annotations.Parse(s, annotations.Defaults{})
+	emulatortest.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		targets []service.Target
+		want    string
+	}{
+		{name: "nodes only", targets: []service.Target{{InstanceID: "i-1", Port: 30080, Weight: 1}}, want: "32123"},
+		{name: "with a pod", targets: []service.Target{{InstanceID: "i-1", Port: 30080, Weight: 1}, {IP: "10.9.0.1", ENI: "eni-1", Port: 8080, Weight: 1}}},
+	} {
+		m := clb.BuildModel(&service.Request{Service: s, Settings: settings, ClusterID: "c1", Backends: map[int32][]service.Target{80: tc.targets}})
+		if got := m.Listeners[0].Set["HealthCheckConnectPort"]; got != tc.want {
+			t.Errorf("%s: HealthCheckConnectPort %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

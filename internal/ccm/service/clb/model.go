@@ -101,6 +101,7 @@ func BuildModel(req *service.Request) *Model {
 	for _, p := range s.Ports {
 		l := Listener{Port: p.Port, Protocol: string(p.Protocol), Description: ref.CLBListener(p.Port)}
 		l.Set, l.CreateDefaults = listenerSettings(s, p)
+		kubeProxyCheck(l.Set, p, s.Listener.HealthCheck.KubeProxyPort, req.Backends[p.Port])
 		if p.Protocol == annotations.ProtocolHTTP && p.ForwardTo != 0 {
 			l.Set["ListenerForward"] = "on"
 			l.Set["ForwardPort"] = strconv.Itoa(int(p.ForwardTo))
@@ -211,7 +212,6 @@ func listenerSettings(s *annotations.Settings, p annotations.Port) (set, create 
 		ps.flag("EnableHttp2", l.HTTP2)
 		ps.str("TLSCipherPolicy", l.TLSCipherPolicy)
 	}
-	kubeProxyCheck(ps, p, h.KubeProxyPort)
 	return set, create
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 )
 
 // kubeProxyCheck returns the group settings with the health check pointed
@@ -15,9 +16,10 @@ import (
 // HealthCheckHttpCode,
 // https://help.aliyun.com/zh/slb/network-load-balancer/developer-reference/api-nlb-2022-04-30-createservergroup).
 // Only TCP groups (TCP and TCPSSL listeners) take it: UDP groups keep
-// their check, as CLB UDP listeners do. set is not changed.
-func kubeProxyCheck(set map[string]string, groupProto string, port int32) map[string]string {
-	if port <= 0 || groupProto != "TCP" {
+// their check, as CLB UDP listeners do, and so do groups with pod members
+// (pods on virtual Nodes have no kube-proxy). set is not changed.
+func kubeProxyCheck(set map[string]string, groupProto string, port int32, targets []service.Target) map[string]string {
+	if port <= 0 || groupProto != "TCP" || service.HasPodTargets(targets) {
 		return set
 	}
 	out := maps.Clone(set)

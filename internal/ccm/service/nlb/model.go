@@ -183,7 +183,7 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
 		l.AdditionalCerts, l.ManageCerts = additionalCerts(s, proto)
 		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ,
-			Set:              kubeProxyCheck(gset, groupProtocol(proto), s.Listener.HealthCheck.KubeProxyPort),
+			Set:              kubeProxyCheck(gset, groupProtocol(proto), s.Listener.HealthCheck.KubeProxyPort, req.Backends[p.Port]),
 			AddressIPVersion: groupIPVersion(version)}
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End
