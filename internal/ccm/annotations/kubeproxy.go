@@ -24,18 +24,19 @@ var healthCheckChoices = []string{
 // as its last local endpoint goes, before any pass of ours. Only Node
 // backends (ecs) answer on that port; pod ENIs do not.
 func (r *reader) kubeProxyHealth(s *Settings, svc *corev1.Service) {
+	h := &s.Listener.HealthCheck
+	for _, suffix := range healthCheckChoices {
+		if s.IsSet(suffix) {
+			h.Chosen = true
+		}
+	}
 	on := r.onOff("kube-proxy-health-check")
-	if on != nil && !*on {
+	if h.Chosen || (on != nil && !*on) {
 		return
 	}
 	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal || svc.Spec.HealthCheckNodePort <= 0 ||
 		s.Backend.Type == BackendENI {
 		return
 	}
-	for _, suffix := range healthCheckChoices {
-		if s.IsSet(suffix) {
-			return
-		}
-	}
-	s.Listener.HealthCheck.KubeProxyPort = svc.Spec.HealthCheckNodePort
+	h.KubeProxyPort = svc.Spec.HealthCheckNodePort
 }

@@ -236,6 +236,10 @@ type HealthCheck struct {
 	// Local, Node backends, no health-check annotation that chooses the
 	// check, kube-proxy-health-check not off); 0 otherwise.
 	KubeProxyPort int32
+	// Chosen reports that a health-check annotation chooses the check
+	// (flag, switch, type, uri, domain, method, httpcode, connect-port):
+	// then a kube-proxy check left from an earlier pass is not reset.
+	Chosen bool
 }
 
 // DomainExtension is one SNI certificate.

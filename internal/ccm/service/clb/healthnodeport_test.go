@@ -187,3 +187,33 @@ func TestKubeProxyHealthCheckSkipsPodMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeProxyHealthCheckReset: a Service that leaves Local (or turns the
+// check off) gets a TCP check of the backend port back in one write, since
+// kube-proxy stops answering on a released healthCheckNodePort; then none.
+func TestKubeProxyHealthCheckReset(t *testing.T) {
+	for _, how := range []string{"cluster", "off"} {
+		t.Run(how, func(t *testing.T) {
+			f := newACLFixture(t)
+			s := hcService("hc-reset-"+how, "tcp", corev1.ServiceExternalTrafficPolicyLocal, nil)
+			res, err := f.ensure(s, "")
+			emulatortest.NoError(t, err)
+			if how == "cluster" {
+				s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyCluster, 0
+			} else {
+				s.Annotations[annotations.Key("kube-proxy-health-check")] = "off"
+			}
+			for pass, want := range []int{1, 0} {
+				m := f.mark()
+				_, err = f.ensure(s, res.LoadBalancerID)
+				emulatortest.NoError(t, err)
+				if w := f.writesSince(m); len(w) != want {
+					t.Fatalf("pass %d: writes %v, want %d", pass, w, want)
+				}
+			}
+			if typ, port, _, _, _ := f.checkOf(res.LoadBalancerID); typ != "tcp" || port != 30080 {
+				t.Fatalf("check %s on %d, want tcp on the nodePort 30080", typ, port)
+			}
+		})
+	}
+}

@@ -122,3 +122,23 @@ func TestKubeProxyHealthCheckNLBFollowsListening(t *testing.T) {
 		t.Fatalf("non-normal servers %v, want %s Unhealthy only", bad, instances[0])
 	}
 }
+
+// TestKubeProxyHealthCheckNLBReset: a Service that leaves Local gets the
+// TCP check of each server's port back in one update; then no write.
+func TestKubeProxyHealthCheckNLBReset(t *testing.T) {
+	f := newFixture(t)
+	s := svc("hc-reset", nil)
+	s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, hcnp
+	f.ensure(request(t, s, instances[:2], nil))
+	s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyCluster, 0
+	for pass, want := range []int{1, 0} {
+		m := f.mark()
+		f.ensure(request(t, s, instances[:2], nil))
+		if _, _, by := f.callsSince(m); by["UpdateServerGroupAttribute"] != want || len(by) > want {
+			t.Fatalf("pass %d: writes %v, want %d UpdateServerGroupAttribute", pass, by, want)
+		}
+	}
+	if got := checkString(f.groupsOf(s)[0].HealthCheck); !strings.HasPrefix(got, "TCP 0 ") {
+		t.Fatalf("check %q, want TCP on the server port", got)
+	}
+}

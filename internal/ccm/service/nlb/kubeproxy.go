@@ -31,3 +31,27 @@ func kubeProxyCheck(set map[string]string, groupProto string, port int32, target
 	out[hc+"HealthCheckHttpCode"] = "http_2xx"
 	return out
 }
+
+// kubeProxyShaped reports whether a group's current check is the one
+// kubeProxyCheck sets: an HTTP check of /healthz on a fixed port.
+func kubeProxyShaped(have map[string]string) bool {
+	const hc = "HealthCheckConfig."
+	return have[hc+"HealthCheckType"] == "HTTP" && have[hc+"HealthCheckUrl"] == annotations.KubeProxyHealthPath &&
+		have[hc+"HealthCheckConnectPort"] != "" && have[hc+"HealthCheckConnectPort"] != "0"
+}
+
+// groupWants is what a group is compared with: its settings, plus, when a
+// kube-proxy check left by an earlier pass no longer applies (the Service
+// left Local, or turned it off), the TCP check of each server's own port
+// it had before: kube-proxy stops answering on a released
+// healthCheckNodePort, and a check left there would fail every server.
+func groupWants(d Group, have map[string]string) map[string]string {
+	if !d.ResetKubeProxy || !kubeProxyShaped(have) {
+		return d.Set
+	}
+	const hc = "HealthCheckConfig."
+	out := maps.Clone(d.Set)
+	out[hc+"HealthCheckType"] = "TCP"
+	out[hc+"HealthCheckConnectPort"] = "0"
+	return out
+}
