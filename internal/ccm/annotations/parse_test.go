@@ -223,7 +223,7 @@ func TestParseValues(t *testing.T) {
 		}, func(t *testing.T, s *annotations.Settings) {
 			want := annotations.HealthCheck{Flag: ptr(true), Switch: ptr(false), Type: ptr("http"), URI: ptr("/ready"),
 				Domain: ptr("$_ip"), Method: ptr("head"), HTTPCodes: []string{"http_2xx", "http_4xx"}, ConnectPort: ptr(8080),
-				HealthyThreshold: ptr(2), UnhealthyThreshold: ptr(10), Interval: ptr(50), ConnectTimeout: ptr(300), Timeout: ptr(1)}
+				HealthyThreshold: ptr(2), UnhealthyThreshold: ptr(10), Interval: ptr(50), ConnectTimeout: ptr(300), Timeout: ptr(1), Chosen: true}
 			if !reflect.DeepEqual(s.Listener.HealthCheck, want) {
 				t.Errorf("got  %+v\nwant %+v", s.Listener.HealthCheck, want)
 			}
