@@ -48,3 +48,24 @@ func TestKubeProxyHealthDecision(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthCheckChosen: the annotations that choose the check mark it
+// chosen (a kube-proxy check is then neither set nor undone); tuning
+// ones and the off switch do not.
+func TestHealthCheckChosen(t *testing.T) {
+	for ann, want := range map[string]bool{
+		"health-check-uri": true, "health-check-connect-port": true, "health-check-flag": true,
+		"healthy-threshold": false, "kube-proxy-health-check": false,
+	} {
+		v := map[string]string{"health-check-uri": "/x", "health-check-connect-port": "80", "health-check-flag": "on", "healthy-threshold": "3", "kube-proxy-health-check": "off"}[ann]
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Annotations: map[string]string{Key(ann): v}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80, NodePort: 30080}}}}
+		s, err := Parse(svc, Defaults{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Listener.HealthCheck.Chosen != want {
+			t.Errorf("%s: Chosen %v, want %v", ann, s.Listener.HealthCheck.Chosen, want)
+		}
+	}
+}
