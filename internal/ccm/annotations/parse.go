@@ -44,6 +44,7 @@ func Parse(svc *corev1.Service, defaults Defaults) (*Settings, error) {
 	r.listener(s)
 	r.backend(s, defaults)
 	r.ports(s, svc)
+	r.kubeProxyHealth(s, svc)
 	r.crossField(s)
 	s.notApplied = r.notApplied()
 	if len(r.problems) > 0 {

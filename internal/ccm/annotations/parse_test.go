@@ -24,7 +24,7 @@ var examples = map[string]string{
 	"connection-drain": "on", "connection-drain-timeout": "30", "health-check-flag": "on",
 	"health-check-type": "http", "health-check-uri": "/healthz", "health-check-domain": "www.example.com",
 	"health-check-method": "GET", "health-check-httpcode": "http_2xx,http_3xx", "health-check-connect-port": "-520",
-	"healthy-threshold": "4", "unhealthy-threshold": "5", "health-check-interval": "3", "health-check-connect-timeout": "6",
+	"healthy-threshold": "4", "unhealthy-threshold": "5", "health-check-interval": "3", "health-check-connect-timeout": "6", "kube-proxy-health-check": "off",
 	"vgroup-port": "", "weight": "60", "default-weight": "50", "ignore-weight-update": "on",
 	"backend-label": "pool=web,kubernetes.io/os=linux", "remove-unscheduled-backend": "on", "backend-ip-version": "ipv6",
 	"spec": "slb.s2.small", "instance-charge-type": "paybyclcu", "charge-type": "paybybandwidth", "bandwidth": "100",
@@ -223,7 +223,7 @@ func TestParseValues(t *testing.T) {
 		}, func(t *testing.T, s *annotations.Settings) {
 			want := annotations.HealthCheck{Flag: ptr(true), Switch: ptr(false), Type: ptr("http"), URI: ptr("/ready"),
 				Domain: ptr("$_ip"), Method: ptr("head"), HTTPCodes: []string{"http_2xx", "http_4xx"}, ConnectPort: ptr(8080),
-				HealthyThreshold: ptr(2), UnhealthyThreshold: ptr(10), Interval: ptr(50), ConnectTimeout: ptr(300), Timeout: ptr(1)}
+				HealthyThreshold: ptr(2), UnhealthyThreshold: ptr(10), Interval: ptr(50), ConnectTimeout: ptr(300), Timeout: ptr(1), Chosen: true}
 			if !reflect.DeepEqual(s.Listener.HealthCheck, want) {
 				t.Errorf("got  %+v\nwant %+v", s.Listener.HealthCheck, want)
 			}

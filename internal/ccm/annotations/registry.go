@@ -254,6 +254,7 @@ var Registry = []Annotation{
 	p("unhealthy-threshold", ScopeShared, KindInt, "Failures before a backend is unhealthy.", factRange("slb:UnhealthyThreshold"), def(fmt.Sprint(DefaultThreshold))),
 	p("health-check-interval", ScopeShared, KindInt, "Seconds between health checks.", factRange("slb:HealthCheckInterval"), def(fmt.Sprint(DefaultHealthCheckInterval))),
 	p("health-check-connect-timeout", ScopeShared, KindInt, "Health check connect timeout in seconds.", factRange("slb:HealthCheckConnectTimeout"), def(fmt.Sprint(DefaultHealthCheckTimeout))),
+	p("kube-proxy-health-check", ScopeShared, KindOnOff, "With externalTrafficPolicy Local and Node (ecs) backends: check each Node through kube-proxy (HTTP GET /healthz on the Service's healthCheckNodePort, healthy only while the Node has a ready local endpoint) unless a health-check flag, switch, type, uri, domain, method, httpcode or connect-port annotation chooses the check; off keeps the listeners' own check. CLB UDP listeners and NLB UDP server groups keep their own check.", def("on")),
 
 	// Shared, backends.
 	p("vgroup-port", ScopeCLB, KindFormat, "Bind existing vServer groups to Service ports.", format("rsp-…:port,... with port a Service port"), backends()),

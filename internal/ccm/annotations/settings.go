@@ -231,6 +231,15 @@ type HealthCheck struct {
 	ConnectTimeout *int
 	// Timeout is the CLB HTTP check timeout in seconds.
 	Timeout *int
+	// KubeProxyPort is the Service's healthCheckNodePort when the check
+	// goes to kube-proxy's KubeProxyHealthPath there (externalTrafficPolicy
+	// Local, Node backends, no health-check annotation that chooses the
+	// check, kube-proxy-health-check not off); 0 otherwise.
+	KubeProxyPort int32
+	// Chosen reports that a health-check annotation chooses the check
+	// (flag, switch, type, uri, domain, method, httpcode, connect-port):
+	// then a kube-proxy check left from an earlier pass is not reset.
+	Chosen bool
 }
 
 // DomainExtension is one SNI certificate.

@@ -121,6 +121,13 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 				changed[k] = v
 			}
 		}
+		if kubeProxyShaped(c.Protocol, c.Params) {
+			for k, v := range d.ResetKubeProxy {
+				if !strings.EqualFold(strings.TrimSpace(c.Params[k]), v) {
+					changed[k] = v
+				}
+			}
+		}
 		if d.ServicePort != 0 {
 			if id := groupIDs[d.ServicePort]; id != "" && id != c.VServerGroupID {
 				changed["VServerGroup"] = "on"

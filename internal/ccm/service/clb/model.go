@@ -72,6 +72,9 @@ type Listener struct {
 	// CreateDefaults are sent only on creation, for settings the user did
 	// not set (the cloud keeps them afterwards).
 	CreateDefaults map[string]string
+	// ResetKubeProxy undoes a kube-proxy check that no longer applies; sent
+	// only while the listener still has it (kubeProxyReset).
+	ResetKubeProxy map[string]string
 }
 
 // Model is the desired state of one Service's CLB.
@@ -101,6 +104,8 @@ func BuildModel(req *service.Request) *Model {
 	for _, p := range s.Ports {
 		l := Listener{Port: p.Port, Protocol: string(p.Protocol), Description: ref.CLBListener(p.Port)}
 		l.Set, l.CreateDefaults = listenerSettings(s, p)
+		kubeProxyCheck(l.Set, p, s.Listener.HealthCheck.KubeProxyPort, req.Backends[p.Port])
+		l.ResetKubeProxy = kubeProxyReset(s, p, l.Set)
 		if p.Protocol == annotations.ProtocolHTTP && p.ForwardTo != 0 {
 			l.Set["ListenerForward"] = "on"
 			l.Set["ForwardPort"] = strconv.Itoa(int(p.ForwardTo))

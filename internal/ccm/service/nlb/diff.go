@@ -304,7 +304,7 @@ func PlanGroups(desired []Group, owned []CurrentGroup, bound map[string]CurrentG
 			}
 			kept[c.ID], found = true, true
 			plan.IDs[d.ServicePort] = c.ID
-			if p := changed(d.Set, c.Params); len(p) > 0 {
+			if p := changed(groupWants(d, c.Params), c.Params); len(p) > 0 {
 				plan.Update = append(plan.Update, GroupUpdate{ID: c.ID, Params: p})
 			}
 			break

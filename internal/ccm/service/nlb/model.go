@@ -88,6 +88,9 @@ type Group struct {
 	Set map[string]string
 	// Servers are the members we want (for a bound group: ours only).
 	Servers []Server
+	// ResetKubeProxy: no annotation chooses the check and kube-proxy's
+	// does not apply, so one left by an earlier pass is reset (groupWants).
+	ResetKubeProxy bool
 }
 
 // Listener is the desired listener of one Service port.
@@ -182,8 +185,11 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 		key := KeyOf(p.Port, proto == "UDP")
 		l := Listener{ServicePort: key, Port: p.Port, Protocol: proto, Description: ref.NLBListener(p.Port, proto), Set: listenerSettings(s, proto)}
 		l.AdditionalCerts, l.ManageCerts = additionalCerts(s, proto)
-		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ, Set: gset,
+		g := Group{ServicePort: key, Name: ref.NLBServerGroup(portName, proto), BoundID: p.VGroupID, Protocol: groupProtocol(proto), Type: typ,
+			Set:              kubeProxyCheck(gset, groupProtocol(proto), s.Listener.HealthCheck.KubeProxyPort, req.Backends[p.Port]),
 			AddressIPVersion: groupIPVersion(version)}
+		_, kp := g.Set["HealthCheckConfig.HealthCheckConnectPort"]
+		g.ResetKubeProxy = !s.Listener.HealthCheck.Chosen && !kp
 		if p.PortRange != nil {
 			l.Port, l.StartPort, l.EndPort = 0, p.PortRange.Start, p.PortRange.End
 			l.Description = ref.NLBListenerRange(p.PortRange.Start, p.PortRange.End, proto)
