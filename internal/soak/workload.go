@@ -247,7 +247,7 @@ var clbTweaks = []tweak{
 var nlbTweaks = []tweak{
 	{"scheduler", []string{"Wrr", "Rr", ""}},
 	{"cross-zone-enabled", []string{"on", "off", ""}},
-	{"idle-timeout", []string{"60", "300", ""}},
+	{"idle-timeout", []string{"15", "20", ""}}, // valid on UDP (10-20) and TCP (10-900) listeners alike
 	{"health-check-flag", []string{"on", "off", ""}},
 	{"healthy-threshold", []string{"2", "4", ""}},
 	{"additional-resource-tags", []string{"team=a", "team=b,env=soak", ""}},
