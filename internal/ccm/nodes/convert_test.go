@@ -7,6 +7,7 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudapi "k8s.io/cloud-provider/api"
 )
 
 func TestInstanceMetadataAddressesAndLabels(t *testing.T) {
@@ -53,8 +54,16 @@ func TestInstanceMetadataAddressesAndLabels(t *testing.T) {
 	}
 	excluded := node.DeepCopy()
 	excluded.Labels = map[string]string{LabelExcludeNodeDeprecated: ""}
+	excluded.Spec.Taints = []v1.Taint{{Key: cloudapi.TaintExternalCloudProvider, Effect: v1.TaintEffectNoSchedule}}
 	if md, err := s.InstanceMetadata(context.Background(), excluded); md != nil || err != nil {
-		t.Fatalf("excluded node: %v %v", md, err)
+		t.Fatalf("excluded uninitialized node: %v %v, want nil metadata (initialization skipped)", md, err)
+	}
+	// Initialized, then excluded: the upstream periodic address update
+	// reads the metadata without a nil check, so it must be non-nil and
+	// carry no address (the update is then skipped).
+	excluded.Spec.Taints = nil
+	if md, err := s.InstanceMetadata(context.Background(), excluded); md == nil || err != nil || len(md.NodeAddresses) != 0 || md.ProviderID != "" {
+		t.Fatalf("excluded initialized node: %+v %v, want empty metadata", md, err)
 	}
 	if ok, err := s.InstanceExists(context.Background(), excluded); !ok || err != nil {
 		t.Fatal("an excluded node must always exist")

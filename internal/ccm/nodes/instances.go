@@ -207,10 +207,16 @@ func (s *Instances) InstanceShutdown(ctx context.Context, n *v1.Node) (bool, err
 }
 
 // InstanceMetadata returns what the cloud-node controller writes on the
-// Node. Excluded Nodes get nil, which makes the controller skip them.
+// Node. An excluded Node still tainted gets nil, which makes the controller
+// skip its initialization; an initialized one gets metadata without
+// addresses, which makes the periodic address update skip it (that path
+// dereferences the metadata: nil there panics the process).
 func (s *Instances) InstanceMetadata(ctx context.Context, n *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	if Excluded(n) {
-		return nil, nil
+		if uninitialized(n) {
+			return nil, nil
+		}
+		return &cloudprovider.InstanceMetadata{}, nil
 	}
 	if uninitialized(n) {
 		s.initStarted(n.Name, time.Now())
