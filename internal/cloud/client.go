@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth"
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/auth/credentials"
 	sdkerrors "github.com/aliyun/alibaba-cloud-sdk-go/sdk/errors"
+	sdkrequests "github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
+	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/responses"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/nlb"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
@@ -407,6 +410,39 @@ func Do[T any](ctx context.Context, c *Client, product Product, action string, f
 		}
 	}
 	return zero, last
+}
+
+// Call sends one typed SDK request through Do, as the SDK's typed method
+// for it would (DoAction with a fresh response from newResp, the SDK's
+// CreateXResponse, at each attempt). The product and action are the
+// request's own, and a ClientToken it carries is honoured as ClientTokenOf
+// says.
+func Call[Resp responses.AcsResponse](ctx context.Context, c *Client, req sdkrequests.AcsRequest, newResp func() Resp, opts ...CallOption) (Resp, error) {
+	product, action := Product(strings.ToLower(req.GetProduct())), req.GetActionName()
+	return Do(ctx, c, product, action, func(cs *Clients) (Resp, error) {
+		client := cs.product(product)
+		if client == nil {
+			var zero Resp
+			return zero, fmt.Errorf("%s %s: no client for product %q", product, action, req.GetProduct())
+		}
+		resp := newResp()
+		return resp, client.DoAction(req, resp)
+	}, append(opts, ClientTokenOf(req))...)
+}
+
+// product is the SDK client of p; nil for a product the CCM does not call.
+func (cs *Clients) product(p Product) *sdk.Client {
+	switch p {
+	case ECS:
+		return &cs.ECS.Client
+	case VPC:
+		return &cs.VPC.Client
+	case SLB:
+		return &cs.SLB.Client
+	case NLB:
+		return &cs.NLB.Client
+	}
+	return nil
 }
 
 // learn tells the throttle what a failed attempt (e, classified from the

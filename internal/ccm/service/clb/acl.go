@@ -43,9 +43,7 @@ func (a api) ownACLs(ctx context.Context, tags []naming.Tag) ([]ownedACL, error)
 		}
 		r.Tag = &ts
 		r.PageNumber, r.PageSize = requests.NewInteger(page), requests.NewInteger(50)
-		resp, err := cloud.Do(ctx, a.c, cloud.SLB, "DescribeAccessControlLists", func(c *cloud.Clients) (*slb.DescribeAccessControlListsResponse, error) {
-			return c.SLB.DescribeAccessControlLists(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, slb.CreateDescribeAccessControlListsResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -78,9 +76,7 @@ func (a api) aclEntries(ctx context.Context, id string) (map[netip.Prefix]string
 	for page := 1; ; page++ {
 		r := slb.CreateDescribeAccessControlListAttributeRequest()
 		r.AclId, r.Page, r.PageSize = id, requests.NewInteger(page), requests.NewInteger(300)
-		resp, err := cloud.Do(ctx, a.c, cloud.SLB, "DescribeAccessControlListAttribute", func(c *cloud.Clients) (*slb.DescribeAccessControlListAttributeResponse, error) {
-			return c.SLB.DescribeAccessControlListAttribute(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, slb.CreateDescribeAccessControlListAttributeResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -115,9 +111,7 @@ func (a api) createACL(ctx context.Context, name, version, resourceGroup string,
 		ts = append(ts, slb.CreateAccessControlListTag{Key: t.Key, Value: t.Value})
 	}
 	r.Tag = &ts
-	resp, err := cloud.Do(ctx, a.c, cloud.SLB, "CreateAccessControlList", func(c *cloud.Clients) (*slb.CreateAccessControlListResponse, error) {
-		return c.SLB.CreateAccessControlList(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, slb.CreateCreateAccessControlListResponse)
 	if err != nil {
 		return "", err
 	}
@@ -141,15 +135,11 @@ func (a api) aclEntryCall(ctx context.Context, id string, add bool, entries []st
 		if add {
 			r := slb.CreateAddAccessControlListEntryRequest()
 			r.AclId, r.AclEntrys = id, string(data)
-			_, err = cloud.Do(ctx, a.c, cloud.SLB, "AddAccessControlListEntry", func(c *cloud.Clients) (*slb.AddAccessControlListEntryResponse, error) {
-				return c.SLB.AddAccessControlListEntry(r)
-			})
+			_, err = cloud.Call(ctx, a.c, r, slb.CreateAddAccessControlListEntryResponse)
 		} else {
 			r := slb.CreateRemoveAccessControlListEntryRequest()
 			r.AclId, r.AclEntrys = id, string(data)
-			_, err = cloud.Do(ctx, a.c, cloud.SLB, "RemoveAccessControlListEntry", func(c *cloud.Clients) (*slb.RemoveAccessControlListEntryResponse, error) {
-				return c.SLB.RemoveAccessControlListEntry(r)
-			})
+			_, err = cloud.Call(ctx, a.c, r, slb.CreateRemoveAccessControlListEntryResponse)
 		}
 		if err != nil {
 			return err
@@ -161,9 +151,7 @@ func (a api) aclEntryCall(ctx context.Context, id string, add bool, entries []st
 func (a api) deleteACL(ctx context.Context, id string) error {
 	r := slb.CreateDeleteAccessControlListRequest()
 	r.AclId = id
-	_, err := cloud.Do(ctx, a.c, cloud.SLB, "DeleteAccessControlList", func(c *cloud.Clients) (*slb.DeleteAccessControlListResponse, error) {
-		return c.SLB.DeleteAccessControlList(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, slb.CreateDeleteAccessControlListResponse)
 	return err
 }
 
@@ -186,9 +174,8 @@ func aclVersion(lb *slb.LoadBalancer) string {
 // a list of ours is detached and deleted. Lists are ours only by their
 // tags (the Service's default-name tag and the cluster tag); nothing else
 // is ever read for entries, changed or deleted.
-func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, lb *slb.LoadBalancer, m *Model, current []CurrentListener) (func(context.Context) error, []service.Warning, error) {
+func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, sr service.SourceRanges, lb *slb.LoadBalancer, m *Model, current []CurrentListener) (func(context.Context) error, []service.Warning, error) {
 	noop := func(context.Context) error { return nil }
-	sr := service.ParseSourceRanges(req.Service)
 	if sr.Frozen() {
 		return noop, []service.Warning{sr.Warning()}, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/slb"
-	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
@@ -149,50 +148,4 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 		return true, err
 	}
 	return true, nil
-}
-
-// boundGroups are the ids of the groups the model binds with vgroup-port.
-func boundGroups(m *Model) map[string]bool {
-	out := map[string]bool{}
-	for _, g := range m.Groups {
-		if g.BoundID != "" {
-			out[g.BoundID] = true
-		}
-	}
-	return out
-}
-
-// releaseMembers removes the Service's members (those whose description
-// names it) from the load balancer's user-made groups it is no longer
-// bound to (all but keep). Only groups whose name follows no Service's
-// naming are read, one call each: a group the CCM made for another Service
-// is never bindable, so the Service cannot have members there.
-func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
-	ref := req.Identity().Ref
-	for _, g := range groups {
-		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
-			continue
-		}
-		cur, err := p.api.members(ctx, g.ID)
-		if cloud.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
-		}
-		var mine []Backend
-		for _, b := range cur {
-			if _, ok := ref.OwnsCLB(b.Description); ok {
-				mine = append(mine, b)
-			}
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		klog.FromContext(ctx).Info("Removing the Service's backends from a vServer group it is no longer bound to", "group", g.ID, "backends", len(mine))
-		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil && !cloud.IsNotFound(err) {
-			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
-		}
-	}
-	return nil
 }

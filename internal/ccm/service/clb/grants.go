@@ -73,9 +73,7 @@ func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, policy
 // tags; the API has no paging.
 func (a api) serverCertificates(ctx context.Context) (map[string]service.Certificate, error) {
 	req := slb.CreateDescribeServerCertificatesRequest()
-	resp, err := cloud.Do(ctx, a.c, cloud.SLB, "DescribeServerCertificates", func(c *cloud.Clients) (*slb.DescribeServerCertificatesResponse, error) {
-		return c.SLB.DescribeServerCertificates(req)
-	})
+	resp, err := cloud.Call(ctx, a.c, req, slb.CreateDescribeServerCertificatesResponse)
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +82,4 @@ func (a api) serverCertificates(ctx context.Context) (map[string]service.Certifi
 		out[c.ServerCertificateId] = service.Certificate{ID: c.ServerCertificateId, Tags: tagMap(c.Tags.Tag), Found: true}
 	}
 	return out, nil
-}
-
-// tagMap turns the SLB API's tag list into a map.
-func tagMap(tags []slb.Tag) map[string]string {
-	m := make(map[string]string, len(tags))
-	for _, t := range tags {
-		m[t.TagKey] = t.TagValue
-	}
-	return m
 }

@@ -105,9 +105,7 @@ func parseTime(v string) time.Time {
 func (a api) getLB(ctx context.Context, id string) (*lbInfo, error) {
 	r := nlb.CreateGetLoadBalancerAttributeRequest()
 	r.LoadBalancerId = id
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "GetLoadBalancerAttribute", func(c *cloud.Clients) (*nlb.GetLoadBalancerAttributeResponse, error) {
-		return c.NLB.GetLoadBalancerAttribute(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateGetLoadBalancerAttributeResponse)
 	if cloud.IsNotFound(err) {
 		return nil, nil
 	}
@@ -123,9 +121,7 @@ func (a api) findLB(ctx context.Context, set func(*nlb.ListLoadBalancersRequest)
 	r := nlb.CreateListLoadBalancersRequest()
 	r.MaxResults = requests.NewInteger(pageSize)
 	set(r)
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListLoadBalancers", func(c *cloud.Clients) (*nlb.ListLoadBalancersResponse, error) {
-		return c.NLB.ListLoadBalancers(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateListLoadBalancersResponse)
 	if err != nil || len(resp.LoadBalancers) == 0 {
 		return nil, err
 	}
@@ -147,9 +143,7 @@ func (a api) lbByName(ctx context.Context, name string) (*lbInfo, error) {
 }
 
 func (a api) createLB(ctx context.Context, r *nlb.CreateLoadBalancerRequest) (string, error) {
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateLoadBalancer", func(c *cloud.Clients) (*nlb.CreateLoadBalancerResponse, error) {
-		return c.NLB.CreateLoadBalancer(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateCreateLoadBalancerResponse)
 	if err != nil {
 		return "", err
 	}
@@ -163,9 +157,7 @@ func (a api) updateLBAttribute(ctx context.Context, id, name string, crossZone *
 	if crossZone != nil {
 		r.CrossZoneEnabled = requests.NewBoolean(*crossZone)
 	}
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerAttribute", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerAttributeResponse, error) {
-		return c.NLB.UpdateLoadBalancerAttribute(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateLoadBalancerAttributeResponse)
 	if err != nil {
 		return "", err
 	}
@@ -175,9 +167,7 @@ func (a api) updateLBAttribute(ctx context.Context, id, name string, crossZone *
 func (a api) updateZones(ctx context.Context, id string, zones []nlb.UpdateLoadBalancerZonesZoneMappings) (string, error) {
 	r := nlb.CreateUpdateLoadBalancerZonesRequest()
 	r.LoadBalancerId, r.ZoneMappings = id, &zones
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerZones", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerZonesResponse, error) {
-		return c.NLB.UpdateLoadBalancerZones(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateLoadBalancerZonesResponse)
 	if err != nil {
 		return "", err
 	}
@@ -187,9 +177,7 @@ func (a api) updateZones(ctx context.Context, id string, zones []nlb.UpdateLoadB
 func (a api) updateAddressType(ctx context.Context, id, addressType string) (string, error) {
 	r := nlb.CreateUpdateLoadBalancerAddressTypeConfigRequest()
 	r.LoadBalancerId, r.AddressType = id, addressType
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerAddressTypeConfig", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerAddressTypeConfigResponse, error) {
-		return c.NLB.UpdateLoadBalancerAddressTypeConfig(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateLoadBalancerAddressTypeConfigResponse)
 	if err != nil {
 		return "", err
 	}
@@ -201,9 +189,7 @@ func (a api) securityGroups(ctx context.Context, id string, ids []string, join b
 	if join {
 		r := nlb.CreateLoadBalancerJoinSecurityGroupRequest()
 		r.LoadBalancerId, r.SecurityGroupIds = id, &ids
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "LoadBalancerJoinSecurityGroup", func(c *cloud.Clients) (*nlb.LoadBalancerJoinSecurityGroupResponse, error) {
-			return c.NLB.LoadBalancerJoinSecurityGroup(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateLoadBalancerJoinSecurityGroupResponse)
 		if err != nil {
 			return "", err
 		}
@@ -211,9 +197,7 @@ func (a api) securityGroups(ctx context.Context, id string, ids []string, join b
 	}
 	r := nlb.CreateLoadBalancerLeaveSecurityGroupRequest()
 	r.LoadBalancerId, r.SecurityGroupIds = id, &ids
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "LoadBalancerLeaveSecurityGroup", func(c *cloud.Clients) (*nlb.LoadBalancerLeaveSecurityGroupResponse, error) {
-		return c.NLB.LoadBalancerLeaveSecurityGroup(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateLoadBalancerLeaveSecurityGroupResponse)
 	if err != nil {
 		return "", err
 	}
@@ -225,9 +209,7 @@ func (a api) bandwidthPackage(ctx context.Context, id, pkg string, attach bool) 
 	if attach {
 		r := nlb.CreateAttachCommonBandwidthPackageToLoadBalancerRequest()
 		r.LoadBalancerId, r.BandwidthPackageId = id, pkg
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "AttachCommonBandwidthPackageToLoadBalancer", func(c *cloud.Clients) (*nlb.AttachCommonBandwidthPackageToLoadBalancerResponse, error) {
-			return c.NLB.AttachCommonBandwidthPackageToLoadBalancer(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateAttachCommonBandwidthPackageToLoadBalancerResponse)
 		if err != nil {
 			return "", err
 		}
@@ -235,9 +217,7 @@ func (a api) bandwidthPackage(ctx context.Context, id, pkg string, attach bool) 
 	}
 	r := nlb.CreateDetachCommonBandwidthPackageFromLoadBalancerRequest()
 	r.LoadBalancerId, r.BandwidthPackageId = id, pkg
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DetachCommonBandwidthPackageFromLoadBalancer", func(c *cloud.Clients) (*nlb.DetachCommonBandwidthPackageFromLoadBalancerResponse, error) {
-		return c.NLB.DetachCommonBandwidthPackageFromLoadBalancer(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateDetachCommonBandwidthPackageFromLoadBalancerResponse)
 	if err != nil {
 		return "", err
 	}
@@ -249,16 +229,12 @@ func (a api) ipv6Internet(ctx context.Context, id string, internet bool) error {
 	if internet {
 		r := nlb.CreateEnableLoadBalancerIpv6InternetRequest()
 		r.LoadBalancerId = id
-		_, err := cloud.Do(ctx, a.c, cloud.NLB, "EnableLoadBalancerIpv6Internet", func(c *cloud.Clients) (*nlb.EnableLoadBalancerIpv6InternetResponse, error) {
-			return c.NLB.EnableLoadBalancerIpv6Internet(r)
-		})
+		_, err := cloud.Call(ctx, a.c, r, nlb.CreateEnableLoadBalancerIpv6InternetResponse)
 		return err
 	}
 	r := nlb.CreateDisableLoadBalancerIpv6InternetRequest()
 	r.LoadBalancerId = id
-	_, err := cloud.Do(ctx, a.c, cloud.NLB, "DisableLoadBalancerIpv6Internet", func(c *cloud.Clients) (*nlb.DisableLoadBalancerIpv6InternetResponse, error) {
-		return c.NLB.DisableLoadBalancerIpv6Internet(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, nlb.CreateDisableLoadBalancerIpv6InternetResponse)
 	return err
 }
 
@@ -273,9 +249,7 @@ func (a api) protection(ctx context.Context, id string, on bool) error {
 		r.DeletionProtectionReason = protectionReason
 		r.ModificationProtectionStatus, r.ModificationProtectionReason = "ConsoleProtection", protectionReason
 	}
-	_, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateLoadBalancerProtection", func(c *cloud.Clients) (*nlb.UpdateLoadBalancerProtectionResponse, error) {
-		return c.NLB.UpdateLoadBalancerProtection(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateLoadBalancerProtectionResponse)
 	return err
 }
 
@@ -290,9 +264,7 @@ func (a api) tag(ctx context.Context, resourceType, id string, tags []naming.Tag
 		ts = append(ts, nlb.TagResourcesTag{Key: t.Key, Value: t.Value})
 	}
 	r.Tag = &ts
-	_, err := cloud.Do(ctx, a.c, cloud.NLB, "TagResources", func(c *cloud.Clients) (*nlb.TagResourcesResponse, error) {
-		return c.NLB.TagResources(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, nlb.CreateTagResourcesResponse)
 	return err
 }
 
@@ -302,9 +274,7 @@ func (a api) untag(ctx context.Context, resourceType, id string, keys []string) 
 	}
 	r := nlb.CreateUntagResourcesRequest()
 	r.ResourceType, r.ResourceId, r.TagKey = resourceType, &[]string{id}, &keys
-	_, err := cloud.Do(ctx, a.c, cloud.NLB, "UntagResources", func(c *cloud.Clients) (*nlb.UntagResourcesResponse, error) {
-		return c.NLB.UntagResources(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, nlb.CreateUntagResourcesResponse)
 	return err
 }
 
@@ -316,9 +286,7 @@ func (a api) deleteLB(ctx context.Context, id string) (string, error) {
 	// lost response would get Conflict.Lock; with the same token it gets
 	// the first answer, the job to wait for.
 	r.ClientToken = uuid.NewString()
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteLoadBalancer", func(c *cloud.Clients) (*nlb.DeleteLoadBalancerResponse, error) {
-		return c.NLB.DeleteLoadBalancer(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateDeleteLoadBalancerResponse)
 	if cloud.IsNotFound(err) {
 		return "", nil
 	}
@@ -357,9 +325,7 @@ func (a api) listeners(ctx context.Context, lbID string) ([]CurrentListener, err
 		r.LoadBalancerIds = &[]string{lbID}
 		r.MaxResults = requests.NewInteger(pageSize)
 		r.NextToken = token
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListListeners", func(c *cloud.Clients) (*nlb.ListListenersResponse, error) {
-			return c.NLB.ListListeners(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateListListenersResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -388,9 +354,7 @@ func (a api) createListener(ctx context.Context, lbID string, l Listener, groupI
 	}
 	r.ClientToken = uuid.NewString()
 	setForm(r.GetFormParams(), l.Set)
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateListener", func(c *cloud.Clients) (*nlb.CreateListenerResponse, error) {
-		return c.NLB.CreateListener(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateCreateListenerResponse)
 	if err != nil {
 		return "", "", err
 	}
@@ -401,9 +365,7 @@ func (a api) updateListener(ctx context.Context, id string, params map[string]st
 	r := nlb.CreateUpdateListenerAttributeRequest()
 	r.ListenerId, r.ServerGroupId = id, groupID
 	setForm(r.GetFormParams(), params)
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateListenerAttribute", func(c *cloud.Clients) (*nlb.UpdateListenerAttributeResponse, error) {
-		return c.NLB.UpdateListenerAttribute(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateListenerAttributeResponse)
 	if err != nil {
 		return "", err
 	}
@@ -413,9 +375,7 @@ func (a api) updateListener(ctx context.Context, id string, params map[string]st
 func (a api) startListener(ctx context.Context, id string) (string, error) {
 	r := nlb.CreateStartListenerRequest()
 	r.ListenerId = id
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "StartListener", func(c *cloud.Clients) (*nlb.StartListenerResponse, error) {
-		return c.NLB.StartListener(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateStartListenerResponse)
 	if err != nil {
 		return "", err
 	}
@@ -428,9 +388,7 @@ func (a api) deleteListener(ctx context.Context, id string) (string, error) {
 	r.ListenerId = id
 	// As for deleteLB: a replay after a lost response gets the job.
 	r.ClientToken = uuid.NewString()
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteListener", func(c *cloud.Clients) (*nlb.DeleteListenerResponse, error) {
-		return c.NLB.DeleteListener(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateDeleteListenerResponse)
 	if cloud.IsNotFound(err) {
 		return "", nil
 	}
@@ -490,9 +448,7 @@ func (a api) instanceIPs(ctx context.Context, ids []string) (map[string]string, 
 		r := ecs.CreateDescribeInstancesRequest()
 		r.InstanceIds = string(data)
 		r.PageSize = requests.NewInteger(100)
-		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeInstances", func(c *cloud.Clients) (*ecs.DescribeInstancesResponse, error) {
-			return c.ECS.DescribeInstances(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, ecs.CreateDescribeInstancesResponse)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -517,9 +473,7 @@ func (a api) lbsByTag(ctx context.Context, key, value string) ([]*lbInfo, error)
 		r.MaxResults = requests.NewInteger(pageSize)
 		r.NextToken = token
 		r.Tag = &[]nlb.ListLoadBalancersTag{{Key: key, Value: value}}
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListLoadBalancers", func(c *cloud.Clients) (*nlb.ListLoadBalancersResponse, error) {
-			return c.NLB.ListLoadBalancers(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateListLoadBalancersResponse)
 		if err != nil {
 			return nil, fmt.Errorf("list load balancers tagged %s=%s, page %d: %w", key, value, page, err)
 		}

@@ -50,9 +50,7 @@ func (a api) listGroups(ctx context.Context, set func(*nlb.ListServerGroupsReque
 		r.MaxResults = requests.NewInteger(pageSize)
 		r.NextToken = token
 		set(r)
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListServerGroups", func(c *cloud.Clients) (*nlb.ListServerGroupsResponse, error) {
-			return c.NLB.ListServerGroups(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateListServerGroupsResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -113,9 +111,7 @@ func (a api) createGroup(ctx context.Context, vpcID string, g Group, tags []nami
 	// after a lost response return the group already made.
 	r.ClientToken = uuid.NewString()
 	setForm(r.GetFormParams(), g.Set)
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "CreateServerGroup", func(c *cloud.Clients) (*nlb.CreateServerGroupResponse, error) {
-		return c.NLB.CreateServerGroup(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateCreateServerGroupResponse)
 	if err != nil {
 		return "", "", err
 	}
@@ -126,9 +122,7 @@ func (a api) updateGroup(ctx context.Context, id string, params map[string]strin
 	r := nlb.CreateUpdateServerGroupAttributeRequest()
 	r.ServerGroupId = id
 	setForm(r.GetFormParams(), params)
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateServerGroupAttribute", func(c *cloud.Clients) (*nlb.UpdateServerGroupAttributeResponse, error) {
-		return c.NLB.UpdateServerGroupAttribute(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateServerGroupAttributeResponse)
 	if err != nil {
 		return "", err
 	}
@@ -139,9 +133,7 @@ func (a api) updateGroup(ctx context.Context, id string, params map[string]strin
 func (a api) deleteGroup(ctx context.Context, id string) (string, error) {
 	r := nlb.CreateDeleteServerGroupRequest()
 	r.ServerGroupId = id
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "DeleteServerGroup", func(c *cloud.Clients) (*nlb.DeleteServerGroupResponse, error) {
-		return c.NLB.DeleteServerGroup(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateDeleteServerGroupResponse)
 	if cloud.IsNotFound(err) {
 		return "", nil
 	}
@@ -159,9 +151,7 @@ func (a api) servers(ctx context.Context, groupID string) ([]Server, error) {
 		r := nlb.CreateListServerGroupServersRequest()
 		r.ServerGroupId, r.NextToken = groupID, token
 		r.MaxResults = requests.NewInteger(pageSize)
-		resp, err := cloud.Do(ctx, a.c, cloud.NLB, "ListServerGroupServers", func(c *cloud.Clients) (*nlb.ListServerGroupServersResponse, error) {
-			return c.NLB.ListServerGroupServers(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, nlb.CreateListServerGroupServersResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -195,9 +185,7 @@ func (a api) addServers(ctx context.Context, groupID string, ss []Server) (strin
 	}
 	r.Servers = &list
 	r.ClientToken = uuid.NewString()
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "AddServersToServerGroup", func(c *cloud.Clients) (*nlb.AddServersToServerGroupResponse, error) {
-		return c.NLB.AddServersToServerGroup(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateAddServersToServerGroupResponse)
 	if err != nil {
 		return "", err
 	}
@@ -213,9 +201,7 @@ func (a api) removeServers(ctx context.Context, groupID string, ss []Server) (st
 	}
 	r.Servers = &list
 	r.ClientToken = uuid.NewString()
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "RemoveServersFromServerGroup", func(c *cloud.Clients) (*nlb.RemoveServersFromServerGroupResponse, error) {
-		return c.NLB.RemoveServersFromServerGroup(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateRemoveServersFromServerGroupResponse)
 	if err != nil {
 		return "", err
 	}
@@ -234,9 +220,7 @@ func (a api) updateServers(ctx context.Context, groupID string, ss []Server) (st
 	}
 	r.Servers = &list
 	r.ClientToken = uuid.NewString()
-	resp, err := cloud.Do(ctx, a.c, cloud.NLB, "UpdateServerGroupServersAttribute", func(c *cloud.Clients) (*nlb.UpdateServerGroupServersAttributeResponse, error) {
-		return c.NLB.UpdateServerGroupServersAttribute(r)
-	}, cloud.ClientTokenOf(r))
+	resp, err := cloud.Call(ctx, a.c, r, nlb.CreateUpdateServerGroupServersAttributeResponse)
 	if err != nil {
 		return "", err
 	}

@@ -19,8 +19,13 @@ import (
 // their check, as CLB UDP listeners do, and so do groups with pod members
 // (pods on virtual Nodes have no kube-proxy). set is not changed.
 func kubeProxyCheck(set map[string]string, groupProto string, port int32, targets []service.Target) map[string]string {
-	if port <= 0 || groupProto != "TCP" || service.HasPodTargets(targets) {
+	if port <= 0 || groupProto != "TCP" {
 		return set
+	}
+	for _, t := range targets {
+		if t.IP != "" {
+			return set // a pod address: no kube-proxy answers for it
+		}
 	}
 	out := maps.Clone(set)
 	const hc = "HealthCheckConfig."
