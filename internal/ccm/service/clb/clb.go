@@ -1,3 +1,17 @@
+// Package clb is the Classic Load Balancer provider of the service
+// controller. clb.go is the provider and the order of an Ensure; each other
+// file is one part of the load balancer from end to end, its pure diff
+// beside the calls that read and change it:
+//
+//   - model.go: the listeners and vServer groups the Service asks for;
+//   - lb.go: the load balancer itself (lookup, create, attributes,
+//     protections, tags, status);
+//   - groups.go: vServer groups and their backends (diff, the limit on a
+//     shared load balancer, apply, release);
+//   - listeners.go: listeners and their HTTPS domain extensions;
+//   - acl.go: the access control list of loadBalancerSourceRanges;
+//   - delete.go: what a Service's deletion releases;
+//   - grants.go: the grants of bound groups and certificates.
 package clb
 
 import (
@@ -225,8 +239,18 @@ func (p *Provider) ListTagged(ctx context.Context, key, value string) ([]*servic
 	return out, nil
 }
 
-// api wraps the SLB calls the provider makes; every call goes through
-// cloud.Do (rate limit, retries, classification, metrics).
+// api holds the SLB calls the provider makes, each file's beside the code
+// that uses them; every call goes through cloud.Call or cloud.Do (rate
+// limit, retries, classification, metrics).
 type api struct {
 	c *cloud.Client
+}
+
+// native is the CLB description behind a bound load balancer.
+func native(b *service.Binding) *slb.LoadBalancer {
+	if b == nil || b.LB == nil {
+		return nil
+	}
+	lb, _ := b.LB.Native.(*slb.LoadBalancer)
+	return lb
 }

@@ -125,7 +125,7 @@ func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id s
 		return false, fmt.Errorf("list listeners of reused %s: %w", id, err)
 	}
 	plan := PlanListeners(nil, listeners, ref, false, nil)
-	if err := p.applyListeners(ctx, id, plan, nil); err != nil && !cloud.IsNotFound(err) {
+	if err := p.deleteListeners(ctx, id, plan.Delete); err != nil && !cloud.IsNotFound(err) {
 		return true, err
 	}
 	groups, err := p.api.groups(ctx, id)

@@ -17,6 +17,10 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
+// vServer groups and their backends: read, diffed (PlanGroups,
+// PlanBackends, limitShared on a shared load balancer), applied in batches,
+// and the Service's members released from groups it no longer binds.
+
 // CurrentGroup is a vServer group as read from the cloud.
 type CurrentGroup struct {
 	// ID and Name identify it.

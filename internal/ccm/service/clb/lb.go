@@ -21,6 +21,11 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
+// The load balancer itself: found by id, tag or name, created idempotently
+// by its ClientToken and described from the create's own answer, its
+// attributes (name, charge, spec, bandwidth, protections, tags) brought to
+// the annotations and left alone on a shared one, and its status.
+
 // modificationReason is recorded with the ConsoleProtection we set.
 const modificationReason = "managed.by.ack"
 
@@ -43,15 +48,6 @@ func createdAt(lb *slb.LoadBalancer) time.Time {
 		return time.UnixMilli(lb.CreateTimeStamp)
 	}
 	return time.Time{}
-}
-
-// native is the CLB description behind a bound load balancer.
-func native(b *service.Binding) *slb.LoadBalancer {
-	if b == nil || b.LB == nil {
-		return nil
-	}
-	lb, _ := b.LB.Native.(*slb.LoadBalancer)
-	return lb
 }
 
 // either is the answer's value, else what the request asked for.
@@ -237,11 +233,6 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	r.SlaveZoneId = annotations.Or(lbs.SlaveZoneID, "")
 	r.Address = annotations.Or(lbs.IP, "")
 	r.ResourceGroupId = s.ResourceGroupID()
-	r.DeleteProtection = onOff(annotations.Or(lbs.DeleteProtection, annotations.DefaultDeleteProtection))
-	r.ModificationProtectionStatus = annotations.Or(lbs.ModificationProtection, annotations.DefaultModificationProtection)
-	if r.ModificationProtectionStatus == "ConsoleProtection" {
-		r.ModificationProtectionReason = modificationReason
-	}
 	classic := strings.EqualFold(annotations.Or(lbs.NetworkType, ""), "classic")
 	if r.AddressType == "intranet" && classic {
 		// The API has no network type parameter: an intranet load balancer
@@ -256,6 +247,12 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 			return nil, fmt.Errorf("an intranet load balancer needs a vSwitch: set %s or cloud-config vswitchid", s.Key("vswitch-id"))
 		}
 	}
+	deleteProtection := annotations.Or(lbs.DeleteProtection, annotations.DefaultDeleteProtection)
+	r.ModificationProtectionStatus = annotations.Or(lbs.ModificationProtection, annotations.DefaultModificationProtection)
+	if r.ModificationProtectionStatus == "ConsoleProtection" {
+		r.ModificationProtectionReason = modificationReason
+	}
+	r.DeleteProtection = onOff(deleteProtection)
 	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)

@@ -19,6 +19,10 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
 )
 
+// Listeners and the domain extensions of HTTPS ones: read, diffed
+// (PlanListeners, PlanDomains) and applied; a listener is ours only by its
+// description.
+
 // CurrentListener is a listener as read from the cloud.
 type CurrentListener struct {
 	// Port and Protocol identify it on its load balancer.
@@ -307,46 +311,54 @@ func (a api) deleteListener(ctx context.Context, lbID string, port int32, proto 
 // listeners holds the current ones when they were read already.
 func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *slb.LoadBalancer, model *Model, gplan GroupPlan, listeners []CurrentListener, created bool) ([]service.Warning, error) {
 	s := req.Settings
-	ranges := service.ParseSourceRanges(req.Service)
-	var out []service.Warning
+	manages := s.ManagesListeners()
 	var err error
-	if s.ManagesListeners() {
-		if !created && !req.Binding.Shared() {
-			if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
-				return out, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
-			}
+	if manages && !created && !req.Binding.Shared() {
+		if listeners, err = p.api.listeners(ctx, lb.LoadBalancerId); err != nil {
+			return nil, fmt.Errorf("list listeners of %s: %w", lb.LoadBalancerId, err)
 		}
-		aclCleanup, warnings, err := p.syncSourceRanges(ctx, req, ranges, lb, model, listeners)
-		out = append(out, warnings...)
-		if err != nil {
-			return out, err
-		}
-		lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
-		for _, c := range lplan.Conflicts {
-			out = append(out, service.Warning{Reason: EventListenerConflict, Message: c})
-		}
-		if err := p.applyListeners(ctx, lb.LoadBalancerId, lplan, gplan.IDs); err != nil {
-			return out, err
-		}
-		ports := httpsPorts(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners)
-		if err := p.syncDomains(ctx, lb.LoadBalancerId, s.Listener.DomainExtensions, ports); err != nil {
-			return out, err
-		}
-		if err := aclCleanup(ctx); err != nil {
-			return out, err
-		}
-	} else if !ranges.Empty() {
-		out = append(out, service.Warning{Reason: service.EventSourceRangesIgnored, Message: fmt.Sprintf(
-			"loadBalancerSourceRanges are not applied: the listeners of reused load balancer %s are not managed without %s", lb.LoadBalancerId, s.Key("force-override-listeners"))})
 	}
-	return out, nil
+	ranges := service.ParseSourceRanges(req.Service)
+	if !manages {
+		if ranges.Empty() {
+			return nil, nil
+		}
+		return []service.Warning{{Reason: service.EventSourceRangesIgnored, Message: fmt.Sprintf(
+			"loadBalancerSourceRanges are not applied: the listeners of reused load balancer %s are not managed without %s", lb.LoadBalancerId, s.Key("force-override-listeners"))}}, nil
+	}
+	aclCleanup, out, err := p.syncSourceRanges(ctx, req, ranges, lb, model, listeners)
+	if err != nil {
+		return out, err
+	}
+	lplan := PlanListeners(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
+	for _, c := range lplan.Conflicts {
+		out = append(out, service.Warning{Reason: EventListenerConflict, Message: c})
+	}
+	if err := p.applyListeners(ctx, lb.LoadBalancerId, lplan, gplan.IDs); err != nil {
+		return out, err
+	}
+	ports := httpsPorts(model.Listeners, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners)
+	if err := p.syncDomains(ctx, lb.LoadBalancerId, s.Listener.DomainExtensions, ports); err != nil {
+		return out, err
+	}
+	return out, aclCleanup(ctx)
 }
 
-func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) error {
-	for _, c := range plan.Delete {
+// deleteListeners deletes listeners in order (a plan's Delete).
+func (p *Provider) deleteListeners(ctx context.Context, lbID string, listeners []CurrentListener) error {
+	for _, c := range listeners {
 		if err := p.api.deleteListener(ctx, lbID, c.Port, c.Protocol); err != nil {
 			return fmt.Errorf("delete listener %s:%d: %w", c.Protocol, c.Port, err)
 		}
+	}
+	return nil
+}
+
+// applyListeners applies a listener plan in its order: Delete, Create
+// (each started), Update, Start.
+func (p *Provider) applyListeners(ctx context.Context, lbID string, plan ListenerPlan, groupIDs map[int32]string) error {
+	if err := p.deleteListeners(ctx, lbID, plan.Delete); err != nil {
+		return err
 	}
 	for _, l := range plan.Create {
 		params := map[string]string{"Description": l.Description}

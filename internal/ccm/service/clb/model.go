@@ -1,8 +1,3 @@
-// Package clb is the Classic Load Balancer provider of the service
-// controller: the desired cloud model built from a Service (model.go), the
-// current state read from the SLB API (cloud.go), the pure diff between the
-// two (diff.go) and the applier that makes the smallest set of changes in
-// dependency order (clb.go).
 package clb
 
 import (

@@ -24,7 +24,8 @@ const apiVersion = "2022-04-30"
 const pageSize = 100
 
 // api wraps the NLB (and the few ECS) calls the provider makes; every call
-// goes through cloud.Do (rate limit, retries, classification, metrics).
+// goes through cloud.Call or cloud.Do (rate limit, retries, classification,
+// metrics).
 type api struct {
 	c *cloud.Client
 }
