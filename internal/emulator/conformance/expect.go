@@ -17,7 +17,7 @@ import (
 
 // Sources.
 const (
-	ccmCLB  = "internal/ccm/service/clb/cloud.go"
+	ccmCLB  = "internal/ccm/service/clb/lb.go, groups.go, listeners.go"
 	ccmNLB  = "internal/ccm/service/nlb/cloud.go, jobs.go"
 	ccmNode = "internal/ccm/nodes/index.go, instances.go"
 	ccmRt   = "internal/cloud/vpcroutes.go"
