@@ -113,9 +113,7 @@ func (a api) ownSecurityGroups(ctx context.Context, tags []naming.Tag) ([]string
 		}
 		r.Tag = &ts
 		r.PageNumber, r.PageSize = requests.NewInteger(page), requests.NewInteger(50)
-		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeSecurityGroups", func(c *cloud.Clients) (*ecs.DescribeSecurityGroupsResponse, error) {
-			return c.ECS.DescribeSecurityGroups(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, ecs.CreateDescribeSecurityGroupsResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -151,9 +149,7 @@ func (a api) sgRules(ctx context.Context, id, description string) ([]sgRule, err
 	for {
 		r := ecs.CreateDescribeSecurityGroupAttributeRequest()
 		r.SecurityGroupId, r.Direction, r.MaxResults, r.NextToken = id, "ingress", requests.NewInteger(1000), token
-		resp, err := cloud.Do(ctx, a.c, cloud.ECS, "DescribeSecurityGroupAttribute", func(c *cloud.Clients) (*ecs.DescribeSecurityGroupAttributeResponse, error) {
-			return c.ECS.DescribeSecurityGroupAttribute(r)
-		})
+		resp, err := cloud.Call(ctx, a.c, r, ecs.CreateDescribeSecurityGroupAttributeResponse)
 		if err != nil {
 			return nil, err
 		}
@@ -186,9 +182,7 @@ func (a api) createSecurityGroup(ctx context.Context, name, description, vpcID, 
 		ts = append(ts, ecs.CreateSecurityGroupTag{Key: t.Key, Value: t.Value})
 	}
 	r.Tag = &ts
-	resp, err := cloud.Do(ctx, a.c, cloud.ECS, "CreateSecurityGroup", func(c *cloud.Clients) (*ecs.CreateSecurityGroupResponse, error) {
-		return c.ECS.CreateSecurityGroup(r)
-	})
+	resp, err := cloud.Call(ctx, a.c, r, ecs.CreateCreateSecurityGroupResponse)
 	if err != nil {
 		return "", err
 	}
@@ -213,9 +207,7 @@ func (a api) authorize(ctx context.Context, id, description string, rules []sgRu
 		}
 		r := ecs.CreateAuthorizeSecurityGroupRequest()
 		r.SecurityGroupId, r.Permissions = id, &perms
-		if _, err := cloud.Do(ctx, a.c, cloud.ECS, "AuthorizeSecurityGroup", func(c *cloud.Clients) (*ecs.AuthorizeSecurityGroupResponse, error) {
-			return c.ECS.AuthorizeSecurityGroup(r)
-		}); err != nil {
+		if _, err := cloud.Call(ctx, a.c, r, ecs.CreateAuthorizeSecurityGroupResponse); err != nil {
 			return err
 		}
 	}
@@ -229,9 +221,7 @@ func (a api) revoke(ctx context.Context, id string, ruleIDs []string) error {
 		ruleIDs = ruleIDs[n:]
 		r := ecs.CreateRevokeSecurityGroupRequest()
 		r.SecurityGroupId, r.SecurityGroupRuleId = id, &part
-		_, err := cloud.Do(ctx, a.c, cloud.ECS, "RevokeSecurityGroup", func(c *cloud.Clients) (*ecs.RevokeSecurityGroupResponse, error) {
-			return c.ECS.RevokeSecurityGroup(r)
-		})
+		_, err := cloud.Call(ctx, a.c, r, ecs.CreateRevokeSecurityGroupResponse)
 		switch {
 		case err == nil:
 		case !cloud.IsNotFound(err):
@@ -254,9 +244,7 @@ func (a api) revoke(ctx context.Context, id string, ruleIDs []string) error {
 func (a api) deleteSecurityGroup(ctx context.Context, id string) error {
 	r := ecs.CreateDeleteSecurityGroupRequest()
 	r.SecurityGroupId = id
-	_, err := cloud.Do(ctx, a.c, cloud.ECS, "DeleteSecurityGroup", func(c *cloud.Clients) (*ecs.DeleteSecurityGroupResponse, error) {
-		return c.ECS.DeleteSecurityGroup(r)
-	})
+	_, err := cloud.Call(ctx, a.c, r, ecs.CreateDeleteSecurityGroupResponse)
 	return err
 }
 
