@@ -3,6 +3,9 @@
 // credentials, and wraps every call with an adaptive rate limiter, a
 // timeout, retries with jittered exponential backoff for transient errors,
 // error classification by the API's error Code, and Prometheus metrics.
+// Call sends one typed SDK request that way, named after the request's own
+// product and action; Do runs any function of the SDK clients (a
+// CommonRequest, say).
 //
 // # Retries
 //
