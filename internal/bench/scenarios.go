@@ -598,6 +598,7 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 		return err
 	}
 	smp := startSampler(e.ccm.PID(), time.Second)
+	rmem := e.startRuntimeMem(ctx, 5*time.Second)
 	t0 := time.Now()
 	r.logf("w4: registering %d Nodes", o.W4Nodes)
 	if err := e.registerNodes(ctx, 1, o.W4Nodes+1); err != nil {
@@ -643,6 +644,7 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	r.heapProfile(ctx, e, ScenarioW4+"-heap")
 	u := smp.finish()
 	res.CCM = &u
+	gmax, gpeak := rmem.finish()
 	res.Seconds = time.Since(t0).Seconds()
 	got, err := e.addressed(ctx, w4Prefix)
 	if err != nil {
@@ -666,6 +668,7 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	res.metric("CCM CPU average", u.AvgCores, "cores")
 	res.metric("CCM CPU peak (1 s)", u.PeakCores, "cores")
 	res.metric("CCM CPU time", u.CPUSeconds, "s")
+	w4RuntimeMetrics(res, gmax, gpeak)
 	res.metric("objects created after", created.Seconds(), "s")
 	res.metric("EndpointSlices / ready endpoints", float64(len(slices.Items)), fmt.Sprintf("/ %d ready endpoints", endpoints))
 	if !podMode {

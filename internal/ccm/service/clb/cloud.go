@@ -185,8 +185,8 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 	for _, part := range cloud.Chunks(plan.Remove, batch) {
 		req := slb.CreateRemoveVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, false)
-		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "RemoveVServerGroupBackendServers", func(c *cloud.Clients) (*slb.RemoveVServerGroupBackendServersResponse, error) {
-			return c.SLB.RemoveVServerGroupBackendServers(req)
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "RemoveVServerGroupBackendServers", func(c *cloud.Clients) (*ack, error) {
+			return writeAck(c.SLB, req)
 		}); err != nil {
 			return err
 		}
@@ -194,8 +194,8 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 	for _, part := range cloud.Chunks(plan.Update, batch) {
 		req := slb.CreateSetVServerGroupAttributeRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
-		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetVServerGroupAttribute", func(c *cloud.Clients) (*slb.SetVServerGroupAttributeResponse, error) {
-			return c.SLB.SetVServerGroupAttribute(req)
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "SetVServerGroupAttribute", func(c *cloud.Clients) (*ack, error) {
+			return writeAck(c.SLB, req)
 		}); err != nil {
 			return err
 		}
@@ -203,8 +203,8 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 	for _, part := range cloud.Chunks(plan.Add, batch) {
 		req := slb.CreateAddVServerGroupBackendServersRequest()
 		req.VServerGroupId, req.BackendServers = groupID, backendJSON(part, true)
-		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "AddVServerGroupBackendServers", func(c *cloud.Clients) (*slb.AddVServerGroupBackendServersResponse, error) {
-			return c.SLB.AddVServerGroupBackendServers(req)
+		if _, err := cloud.Do(ctx, a.c, cloud.SLB, "AddVServerGroupBackendServers", func(c *cloud.Clients) (*ack, error) {
+			return writeAck(c.SLB, req)
 		}); err != nil {
 			return err
 		}
