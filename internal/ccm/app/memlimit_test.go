@@ -87,3 +87,29 @@ func TestSetMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestSetGCPercent(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	for _, tc := range []struct {
+		gogc    string
+		set     int
+		runtime int
+	}{
+		{"", DefaultGCPercent, DefaultGCPercent},
+		// GOGC, even "off", is the runtime's to apply: nothing is set.
+		{"200", 0, 100},
+		{"off", 0, 100},
+	} {
+		debug.SetGCPercent(100)
+		got := setGCPercent(func(k string) string {
+			if k == "GOGC" {
+				return tc.gogc
+			}
+			return ""
+		})
+		if now := debug.SetGCPercent(100); got != tc.set || now != tc.runtime {
+			t.Errorf("GOGC=%q: set %d, runtime %d; want %d, %d", tc.gogc, got, now, tc.set, tc.runtime)
+		}
+	}
+}

@@ -307,19 +307,19 @@ func (a api) applyMembers(ctx context.Context, groupID string, plan BackendPlan,
 		{plan.Remove, false, func(servers string) error {
 			r := slb.CreateRemoveVServerGroupBackendServersRequest()
 			r.VServerGroupId, r.BackendServers = groupID, servers
-			_, err := cloud.Call(ctx, a.c, r, slb.CreateRemoveVServerGroupBackendServersResponse)
+			_, err := cloud.Call(ctx, a.c, r, newAck)
 			return err
 		}},
 		{plan.Update, true, func(servers string) error {
 			r := slb.CreateSetVServerGroupAttributeRequest()
 			r.VServerGroupId, r.BackendServers = groupID, servers
-			_, err := cloud.Call(ctx, a.c, r, slb.CreateSetVServerGroupAttributeResponse)
+			_, err := cloud.Call(ctx, a.c, r, newAck)
 			return err
 		}},
 		{plan.Add, true, func(servers string) error {
 			r := slb.CreateAddVServerGroupBackendServersRequest()
 			r.VServerGroupId, r.BackendServers = groupID, servers
-			_, err := cloud.Call(ctx, a.c, r, slb.CreateAddVServerGroupBackendServersResponse)
+			_, err := cloud.Call(ctx, a.c, r, newAck)
 			return err
 		}},
 	}
