@@ -160,7 +160,11 @@ func (e *env) lbService(name string, nlb bool, ports int) *corev1.Service {
 func (e *env) createServices(ctx context.Context, prefix string, n int, times *addressTimes, build func(name string) *corev1.Service) error {
 	return parallel(ctx, n, 32, func(ctx context.Context, i int) error {
 		name := fmt.Sprintf("%s%04d", prefix, i)
-		_, err := e.kube.CoreV1().Services(namespace).Create(ctx, build(name), metav1.CreateOptions{})
+		svc := build(name)
+		err := createRetrying(ctx, func(ctx context.Context) error {
+			_, err := e.kube.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{})
+			return err
+		})
 		if err == nil && times != nil {
 			times.create(name, time.Now())
 		}
@@ -622,8 +626,11 @@ func (r *runner) runW4(ctx context.Context, dir string) error {
 	} else {
 		r.logf("w4: writing the EndpointSlices of %d Services (%d endpoints)", o.W4Services, o.W4Endpoints)
 		err = parallel(ctx, o.W4Services, 32, func(ctx context.Context, i int) error {
-			_, err := e.kube.DiscoveryV1().EndpointSlices(namespace).Create(ctx, w4Slice(i, o.W4Services, o.W4Endpoints, o.W4Nodes), metav1.CreateOptions{})
-			return err
+			slice := w4Slice(i, o.W4Services, o.W4Endpoints, o.W4Nodes)
+			return createRetrying(ctx, func(ctx context.Context) error {
+				_, err := e.kube.DiscoveryV1().EndpointSlices(namespace).Create(ctx, slice, metav1.CreateOptions{})
+				return err
+			})
 		})
 	}
 	if err != nil {
