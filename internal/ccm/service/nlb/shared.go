@@ -10,8 +10,9 @@ import (
 )
 
 // Per-borrower limits on a shared NLB. An NLB holds 50 listeners and 400
-// servers (../shared/reference/alibaba-openapi.md, "Quotas and limits";
-// https://www.alibabacloud.com/help/en/slb/network-load-balancer/product-overview/limits),
+// ECS/ENI/IP servers by default (quotas nlb_quota_loadbalancer_listeners_num
+// and nlb_quota_loadbalancer_noeci_servers_num,
+// https://www.alibabacloud.com/help/en/slb/network-load-balancer/product-overview/restrictions-on-use),
 // and one Service port is one listener and one server group here: without
 // a limit one borrower with many ports fills them for its co-tenants, and
 // groups it makes for ports without a listener hold its Nodes for nothing.
