@@ -65,6 +65,7 @@ the cloud-node and lifecycle controllers, and cloud-node-controller always
 {{- with .Values.resourceGroupID }}{{ $_ := set $g "resourceGroupID" . }}{{ end -}}
 {{- if .Values.disablePublicSLB }}{{ $_ := set $g "disablePublicSLB" true }}{{ end -}}
 {{- with .Values.loadBalancerReuse }}{{ $_ := set $g "loadBalancerReuse" . }}{{ end -}}
+{{- with .Values.certificateGrants }}{{ $_ := set $g "certificateGrants" . }}{{ end -}}
 {{- with .Values.credentials.ramRoleName }}{{ $_ := set $g "ramRoleName" . }}{{ end -}}
 {{- range $k, $v := .Values.extraCloudConfig }}
 {{- if has (lower $k) (list "accesskeyid" "accesskeysecret") }}{{ fail (printf "extraCloudConfig.%s: credentials do not belong in the cloud-config ConfigMap; use credentials.secretName" $k) }}{{ end -}}
