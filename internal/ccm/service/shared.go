@@ -159,7 +159,7 @@ func SharedSettingIgnored(b *Binding, key, have, want string) Warning {
 func SharedPortsSkipped(b *Binding, noListener, overCap []string) Warning {
 	var parts []string
 	if len(noListener) > 0 {
-		parts = append(parts, fmt.Sprintf("port(s) %s, which have no listener of this Service (set force-override-listeners, or bind a group with vgroup-port)", portList(noListener)))
+		parts = append(parts, fmt.Sprintf("port(s) %s, which have no listener of this Service (on a borrowed load balancer it manages listeners only with force-override-listeners, and never takes over another Service's; or bind a group with vgroup-port)", portList(noListener)))
 	}
 	if len(overCap) > 0 {
 		parts = append(parts, fmt.Sprintf("port(s) %s, which are above the limit of %d server groups per Service on a shared load balancer", portList(overCap), MaxGroupsPerSharedLB))
