@@ -65,6 +65,8 @@ the cloud-node and lifecycle controllers, and cloud-node-controller always
 {{- with .Values.resourceGroupID }}{{ $_ := set $g "resourceGroupID" . }}{{ end -}}
 {{- if .Values.disablePublicSLB }}{{ $_ := set $g "disablePublicSLB" true }}{{ end -}}
 {{- with .Values.loadBalancerReuse }}{{ $_ := set $g "loadBalancerReuse" . }}{{ end -}}
+{{- range $id, $_ := .Values.certificateGrants }}{{ if not (regexMatch "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$" $id) }}{{ fail (printf "certificateGrants: %q is not a certificate id (letters, digits, '.', '_' and '-', at most 128)" $id) }}{{ end }}{{ end -}}
+{{- with .Values.certificateGrants }}{{ $_ := set $g "certificateGrants" . }}{{ end -}}
 {{- with .Values.credentials.ramRoleName }}{{ $_ := set $g "ramRoleName" . }}{{ end -}}
 {{- range $k, $v := .Values.extraCloudConfig }}
 {{- if has (lower $k) (list "accesskeyid" "accesskeysecret") }}{{ fail (printf "extraCloudConfig.%s: credentials do not belong in the cloud-config ConfigMap; use credentials.secretName" $k) }}{{ end -}}

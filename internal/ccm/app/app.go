@@ -202,6 +202,8 @@ Cloud config (--cloud-config FILE, YAML or JSON, one Global section):
     resourceGroupID: rg-...      # for new load balancers
     disablePublicSLB: false      # true refuses internet-facing CLBs
     loadBalancerReuse: any       # any, tagged (granted: kubernetes.reusable=<ns>,... or true) or none
+    certificateGrants:           # under tagged: certificate id -> namespaces ("*": all); the only
+      "123-cn-hangzhou": team-a  # grant of NLB certificates, a CLB certificate's tag alternative
     serviceBackendType: ecs      # or eni
     serviceMaxConcurrentReconciles: 16  # Services at once; --concurrent-service-syncs wins
     useVPCEndpoints: true        # the default: ecs-vpc.<region>.aliyuncs.com etc.;

@@ -86,6 +86,8 @@ func newServiceController(cloud *provider.Cloud, o serviceOptions, client kubern
 		Workers:     serviceWorkers(c, o, workersFlag),
 		ENIs:        service.CloudENIs{Client: cloud.Client, VpcID: c.VpcID},
 		ReusePolicy: c.LoadBalancerReuse,
+		// The grant of certificates whose tags cannot be read (NLB).
+		CertificateGrants: c.CertificateGrants,
 		// A 0s flag means off; the controller's zero means its default.
 		NodeBatchWindow:  nonZero(o.NodeBatchWindow),
 		NodeBatchMaxWait: nonZero(o.NodeBatchMaxWait),

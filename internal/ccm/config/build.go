@@ -53,6 +53,9 @@ func Build(f *File, env Env, md MetadataSource, opts Options) (*Config, error) {
 		return nil, err
 	}
 	var err error
+	if c.CertificateGrants, err = parseCertificateGrants(g.CertificateGrants); err != nil {
+		return nil, err
+	}
 	if c.FeatureGates, err = parseFeatureGates(g.FeatureGates); err != nil {
 		return nil, err
 	}

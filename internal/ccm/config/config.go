@@ -118,6 +118,15 @@ type Global struct {
 	// tag kubernetes.reusable; vgroup-port groups and certificates too) or
 	// none.
 	LoadBalancerReuse string `json:"loadBalancerReuse,omitempty"`
+	// CertificateGrants grants certificates to namespaces in the cloud
+	// config, where a namespace's users cannot write: certificate id →
+	// the namespaces that may name it, a comma-separated string or a list
+	// ("*": every namespace). Under loadBalancerReuse tagged (and none) it
+	// is the only grant of an NLB certificate (SSL Certificates Service,
+	// whose tags the CCM cannot read) and an alternative to the tag
+	// kubernetes.reusable on a CLB certificate; under any it is not
+	// needed. Kept raw here so a bad entry is reported by its id.
+	CertificateGrants map[string]json.RawMessage `json:"certificateGrants,omitempty"`
 	// NodeMaxConcurrentReconciles is the existing CCM's node worker count
 	// (default 1); accepted and ignored.
 	NodeMaxConcurrentReconciles int `json:"nodeMaxConcurrentReconciles,omitempty"`
@@ -235,6 +244,10 @@ type Config struct {
 	DisablePublicSLB bool
 	// LoadBalancerReuse is any, tagged or none (Global.loadBalancerReuse).
 	LoadBalancerReuse string
+	// CertificateGrants maps each certificate id of
+	// Global.certificateGrants to the namespaces granted it ("*" for
+	// every namespace); nil when the file grants none.
+	CertificateGrants map[string][]string
 	// FeatureGates holds every known gate with its value (defaults filled
 	// in).
 	FeatureGates map[string]bool
@@ -331,7 +344,11 @@ func Parse(data []byte) (*File, []string, error) {
 			if te.Field == "" {
 				return nil, nil, fmt.Errorf("cloud-config: must be a mapping with a Global section, got a JSON %s", kind)
 			}
-			return nil, nil, &FieldError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, got a JSON %s", te.Type, kind)}
+			want := te.Type.String()
+			if te.Type.Kind() == reflect.Map {
+				want = "mapping"
+			}
+			return nil, nil, &FieldError{Field: te.Field, Reason: fmt.Sprintf("must be a %s, got a JSON %s", want, kind)}
 		}
 		return nil, nil, fmt.Errorf("cloud-config: %w", err)
 	}

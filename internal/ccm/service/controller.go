@@ -109,6 +109,8 @@ type Options struct {
 	ENIs ENILookup
 	// ReusePolicy is cloud-config loadBalancerReuse (ReuseAny by default).
 	ReusePolicy string
+	// CertificateGrants are cloud-config certificateGrants (grant.go).
+	CertificateGrants CertificateGrants
 	// NodeBatchWindow is how quiet Node changes must be before the
 	// Services they move are queued (DefaultNodeBatchWindow by default;
 	// negative: queued at once); NodeBatchMaxWait bounds how long a

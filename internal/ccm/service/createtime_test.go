@@ -178,14 +178,22 @@ func TestCreateTimeSettings(t *testing.T) {
 // its own listener and vServer group; deleting one removes its listener
 // and group only, with no write touching the other's; deleting the second
 // leaves the user's load balancer, protected and without our listeners.
+// Under the suite's loadBalancerReuse: any (the migration mode: no grant
+// tag); TestUnderTagged runs it again with the load balancer granted.
 func TestSharedBorrowedLoadBalancer(t *testing.T) {
 	t.Parallel()
+	sharedBorrowedLoadBalancer(t, "shared", nil)
+}
+
+// sharedBorrowedLoadBalancer is TestSharedBorrowedLoadBalancer with
+// Services named prefix-a and prefix-b on a load balancer tagged tags.
+func sharedBorrowedLoadBalancer(t *testing.T, prefix string, tags map[string]string) {
 	clb := kinds(t)[0]
-	user := clb.userLB(t, nil)
+	user := clb.userLB(t, tags)
 	ann := func() map[string]string {
 		return map[string]string{annotations.Key("id"): user, annotations.Key("force-override-listeners"): "true"}
 	}
-	a, b := "shared-a", "shared-b"
+	a, b := prefix+"-a", prefix+"-b"
 	createService(t, svcSpec{name: a, ports: []int32{80}, annotations: ann()})
 	createService(t, svcSpec{name: b, ports: []int32{81}, annotations: ann()})
 	defer deleteService(t, b)

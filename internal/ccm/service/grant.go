@@ -67,10 +67,52 @@ func NeedsGrant(policy string) bool { return policy == ReuseTagged || policy == 
 // changes nothing in the cloud.
 type GrantChecker interface {
 	// CheckGrants reads what req's Service names and returns a
-	// *RefusedError for the first resource it may not use under policy;
+	// *RefusedError for the first resource it may not use under grants;
 	// it never writes. backendsOnly limits it to what a backend-only pass
 	// uses (the vgroup-port groups).
-	CheckGrants(ctx context.Context, req *Request, policy string, backendsOnly bool) error
+	CheckGrants(ctx context.Context, req *Request, grants Grants, backendsOnly bool) error
+}
+
+// Grants are the grant rules of a sync: the reuse policy and the
+// certificates the cluster's cloud config grants.
+type Grants struct {
+	// Policy is loadBalancerReuse: ReuseAny, ReuseTagged or ReuseNone.
+	Policy string
+	// Certificates are cloud-config certificateGrants.
+	Certificates CertificateGrants
+}
+
+// CertificateGrants maps a certificate id to the namespaces an
+// administrator granted it in the cloud config (AllNamespaces: every
+// one). It is the grant of a certificate whose tags the CCM cannot read
+// (NLB: SSL Certificates Service), and an alternative to the tag for one
+// it can (CLB server certificates).
+type CertificateGrants map[string][]string
+
+// AllNamespaces in a certificate grant grants every namespace.
+const AllNamespaces = "*"
+
+// Allows reports whether the cloud config grants certificate id to
+// namespace.
+func (g CertificateGrants) Allows(id, namespace string) bool {
+	for _, ns := range g[id] {
+		if ns == namespace || ns == AllNamespaces {
+			return namespace != ""
+		}
+	}
+	return false
+}
+
+// configHint is what an administrator adds to the cloud config to grant
+// certificate id to namespace, the namespaces granted already kept.
+func (g CertificateGrants) configHint(id, namespace string) string {
+	nss := append(append([]string(nil), g[id]...), namespace)
+	return fmt.Sprintf("certificateGrants: {%q: %q} in the Global section", id, strings.Join(nss, ","))
+}
+
+// grants are the controller's grant rules under policy.
+func (c *Controller) grants(policy string) Grants {
+	return Grants{Policy: policy, Certificates: c.opts.CertificateGrants}
 }
 
 // Group is a server group named by vgroup-port, as the grant rules see it.
@@ -137,11 +179,15 @@ type Certificate struct {
 
 // CheckCertificates refuses, under a policy that needs grants, the first
 // certificate (in id order) not granted to the Service's namespace; named
-// maps each certificate id to the annotation keys that name it. A
-// certificate the listing does not show (certs has no Found entry for it)
-// has no grant that could be checked, so it is refused too.
-func CheckCertificates(certs map[string]Certificate, named map[string][]string, req *Request, policy string) error {
-	if !NeedsGrant(policy) {
+// maps each certificate id to the annotation keys that name it. The cloud
+// config's certificateGrants grant a certificate whatever its tags. When
+// tagged is true, certs holds the tags the cloud shows for every
+// certificate of the account (CLB): one granted by them passes, and one
+// the listing does not show is refused, since no grant of it can be read.
+// When tagged is false the certificates' tags cannot be read (NLB: the
+// SSL Certificates Service) and the cloud config is the only grant.
+func CheckCertificates(certs map[string]Certificate, named map[string][]string, req *Request, grants Grants, tagged bool) error {
+	if !NeedsGrant(grants.Policy) {
 		return nil
 	}
 	ids := make([]string, 0, len(named))
@@ -149,20 +195,29 @@ func CheckCertificates(certs map[string]Certificate, named map[string][]string, 
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	ns := req.Service.Namespace
 	for _, id := range ids {
-		ns := req.Service.Namespace
+		if grants.Certificates.Allows(id, ns) {
+			continue
+		}
+		keys, cfg := strings.Join(named[id], ", "), grants.Certificates.configHint(id, ns)
+		if !tagged {
+			return &RefusedError{Reason: EventCertificateNotGranted, Message: fmt.Sprintf(
+				"certificate %s named by %s is not granted to namespace %s: certificates of the SSL Certificates Service carry no tag this cloud controller manager can read, so an administrator grants it in the cluster's cloud config with %s; the cloud config (loadBalancerReuse: %s) requires it",
+				id, keys, ns, cfg, grants.Policy)}
+		}
 		c := certs[id]
 		if !c.Found {
 			return &RefusedError{Reason: EventCertificateNotGranted, Message: fmt.Sprintf(
-				"certificate %s named by %s does not exist in this region, so its grant to namespace %s cannot be checked; the cluster's cloud config (loadBalancerReuse: %s) requires one (tag %s)",
-				id, strings.Join(named[id], ", "), ns, policy, grantHint(ns))}
+				"certificate %s named by %s does not exist in this region, so its grant to namespace %s cannot be checked; the cluster's cloud config (loadBalancerReuse: %s) requires one (tag %s, or %s)",
+				id, keys, ns, grants.Policy, grantHint(ns), cfg)}
 		}
 		if Granted(c.Tags, ns) {
 			continue
 		}
 		return &RefusedError{Reason: EventCertificateNotGranted, Message: fmt.Sprintf(
-			"certificate %s named by %s is not granted to namespace %s: an administrator grants it with the tag %s; the cluster's cloud config (loadBalancerReuse: %s) requires it",
-			id, strings.Join(named[id], ", "), ns, grantHint(ns), policy)}
+			"certificate %s named by %s is not granted to namespace %s: an administrator grants it with the tag %s on the certificate, or in the cluster's cloud config with %s; the cloud config (loadBalancerReuse: %s) requires it",
+			id, keys, ns, grantHint(ns), cfg, grants.Policy)}
 	}
 	return nil
 }

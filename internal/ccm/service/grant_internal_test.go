@@ -117,7 +117,7 @@ func TestCheckCertificates(t *testing.T) {
 		{"none checks", []string{"c-b"}, ReuseNone, "c-b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckCertificates(certs, named(tc.ids...), req, tc.policy)
+			err := CheckCertificates(certs, named(tc.ids...), req, Grants{Policy: tc.policy}, true)
 			if tc.refuse == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

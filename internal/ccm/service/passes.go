@@ -30,7 +30,7 @@ func (c *Controller) checkGrants(ctx context.Context, p Provider, req *Request, 
 	}
 	r := *req
 	r.Binding = b
-	return g.CheckGrants(ctx, &r, c.opts.ReusePolicy, backendsOnly)
+	return g.CheckGrants(ctx, &r, c.grants(c.opts.ReusePolicy), backendsOnly)
 }
 
 // reuseRules are p's reuse rules under the cluster's reuse policy.

@@ -51,12 +51,91 @@ const (
 )
 
 // MaxGroupsPerSharedLB is how many server groups of its own one Service
-// may have on a borrowed load balancer that other Services borrow too. It
-// keeps one borrower from filling the load balancer's backend quota (a CLB
-// holds 200 backend servers by default: 10 groups on 20 Nodes) and the
-// co-tenants' next sync from failing with InstanceBackendServerNumberOverLimit.
-// Ports above it get no group and a Warning.
+// may have on a borrowed load balancer that other Services borrow too, CLB
+// and NLB alike. It keeps one borrower from filling the load balancer's
+// quotas for its co-tenants: a CLB holds 200 backend servers by default
+// (10 groups on 20 Nodes; past it the next sync fails with
+// InstanceBackendServerNumberOverLimit) and 50 listeners; an NLB 50
+// listeners and 400 servers (one group per listener port, so 10 groups
+// leave 40 listeners to the others). Ports above it get no group and a
+// Warning.
 const MaxGroupsPerSharedLB = 10
+
+// SharedGroup is one Service port's own server group on a shared borrowed
+// load balancer, as LimitShared sees it.
+type SharedGroup struct {
+	// Ports name the Service ports it serves (port/protocol), for the
+	// Warning.
+	Ports []string
+	// Bound is a port bound by vgroup-port to a user's group: it has no
+	// group of its own and is never limited.
+	Bound bool
+	// Used is an existing group some listener forwards to: never taken
+	// away, and it counts against the limit.
+	Used bool
+	// Servable is a group that exists already (made while the Service was
+	// the only borrower, perhaps for a listener its owner added in the
+	// console) or that a listener of the Service may serve: one of its
+	// ports is free, held by a listener of the Service's, or by a user's
+	// that force-override-listeners takes over.
+	Servable bool
+}
+
+// SharedVerdict is what becomes of one port's group on a shared load
+// balancer.
+type SharedVerdict int
+
+const (
+	// SharedKeep keeps (or makes) the group and its listener.
+	SharedKeep SharedVerdict = iota
+	// SharedNoListener makes no group: no listener of the Service may
+	// serve it. Its listener stays planned, so a conflict with the
+	// listener holding the port is still reported.
+	SharedNoListener
+	// SharedOverCap makes no group and no listener: the Service has
+	// MaxGroupsPerSharedLB groups already; one of its that exists is
+	// deleted.
+	SharedOverCap
+)
+
+// LimitShared decides, for a Service whose borrowed load balancer b other
+// Services share too, which of its groups (in port order) are made or
+// kept: groups only for ports a listener of the Service serves, at most
+// MaxGroupsPerSharedLB of them, never taking away one a listener uses
+// (those are counted first). It returns one verdict per group and the
+// Warning naming the ports skipped (nil when none was); on a load balancer
+// that is not shared every verdict is SharedKeep.
+func LimitShared(b *Binding, groups []SharedGroup) ([]SharedVerdict, *Warning) {
+	out := make([]SharedVerdict, len(groups))
+	if !b.Shared() {
+		return out, nil
+	}
+	own := 0
+	for _, g := range groups {
+		if !g.Bound && g.Used {
+			own++
+		}
+	}
+	var noListener, overCap []string
+	for i, g := range groups {
+		switch {
+		case g.Bound || g.Used:
+		case !g.Servable:
+			out[i] = SharedNoListener
+			noListener = append(noListener, g.Ports...)
+		case own >= MaxGroupsPerSharedLB:
+			out[i] = SharedOverCap
+			overCap = append(overCap, g.Ports...)
+		default:
+			own++
+		}
+	}
+	if len(noListener)+len(overCap) == 0 {
+		return out, nil
+	}
+	w := SharedPortsSkipped(b, noListener, overCap)
+	return out, &w
+}
 
 // Shared reports whether other Services borrow the bound load balancer
 // too, so none of them may change its own settings.
@@ -80,7 +159,7 @@ func SharedSettingIgnored(b *Binding, key, have, want string) Warning {
 func SharedPortsSkipped(b *Binding, noListener, overCap []string) Warning {
 	var parts []string
 	if len(noListener) > 0 {
-		parts = append(parts, fmt.Sprintf("port(s) %s, which have no listener of this Service (set force-override-listeners, or bind a group with vgroup-port)", portList(noListener)))
+		parts = append(parts, fmt.Sprintf("port(s) %s, which have no listener of this Service (on a borrowed load balancer it manages listeners only with force-override-listeners, and never takes over another Service's; or bind a group with vgroup-port)", portList(noListener)))
 	}
 	if len(overCap) > 0 {
 		parts = append(parts, fmt.Sprintf("port(s) %s, which are above the limit of %d server groups per Service on a shared load balancer", portList(overCap), MaxGroupsPerSharedLB))

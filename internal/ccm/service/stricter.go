@@ -61,7 +61,7 @@ func (c *Controller) refusal(ctx context.Context, p Provider, req *Request, poli
 		if g, ok := p.(GrantChecker); ok {
 			r := *req
 			r.Binding = b
-			err = g.CheckGrants(ctx, &r, policy, false)
+			err = g.CheckGrants(ctx, &r, c.grants(policy), false)
 		}
 	}
 	var refused *RefusedError

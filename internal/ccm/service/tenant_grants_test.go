@@ -23,17 +23,8 @@ import (
 // CCM-made group in vgroup-port, then a user-made group nobody granted it,
 // then that group once granted; and a certificate granted only to the
 // victim. Each refusal is a Warning naming the grant, with no write naming
-// the resource; every Service deletes completely. These tests restart the
-// CCM, so they do not run in parallel.
-
-// underTagged runs the rest of t with a CCM reading
-// loadBalancerReuse: tagged, and the shared CCM again after.
-func underTagged(t *testing.T) {
-	t.Helper()
-	base := "Global:\n  clusterID: " + clusterID + "\n  featureGates: LoadBalancerTypeAnnotation=true\n"
-	restartCCM(t, base+"  loadBalancerReuse: tagged\n")
-	t.Cleanup(func() { restartCCM(t, base) })
-}
+// the resource; every Service deletes completely. They run under the CCM
+// TestUnderTagged restarts with loadBalancerReuse: tagged.
 
 // recheck asks the CCM for a sync of an unchanged Service, as a user's
 // label change does.
@@ -100,14 +91,13 @@ func noWritesOn(t *testing.T, product string, seq uint64, ids ...string) {
 	}
 }
 
-// TestTenantGrantsCLBGroups: on a CLB granted to both namespaces, the
+// tenantGrantsCLBGroups: on a CLB granted to both namespaces, the
 // attacker's vgroup-port naming the victim's CCM-made group is refused
 // (GroupNotGranted, no write naming it); so is a user-made group without
 // a grant; once an administrator grants the group to team-a, it is bound
 // (team-a's Nodes are its members).
-func TestTenantGrantsCLBGroups(t *testing.T) {
+func tenantGrantsCLBGroups(t *testing.T) {
 	tenants(t)
-	underTagged(t)
 	lb := kinds(t)[0].userLB(t, map[string]string{service.TagReusable: attackerNS + "," + victimNS})
 	victim := "grant-clb-b"
 	createIn(t, victimNS, newService(svcSpec{name: victim, ports: []int32{8091}, annotations: map[string]string{
@@ -160,12 +150,11 @@ func TestTenantGrantsCLBGroups(t *testing.T) {
 	}
 }
 
-// TestTenantGrantsNLBGroups is TestTenantGrantsCLBGroups on an NLB: the
+// tenantGrantsNLBGroups is tenantGrantsCLBGroups on an NLB: the
 // victim's group is used by its listener on the shared NLB, the user's by
 // the user's own listener.
-func TestTenantGrantsNLBGroups(t *testing.T) {
+func tenantGrantsNLBGroups(t *testing.T) {
 	tenants(t)
-	underTagged(t)
 	vpcID, _ := clusterNetwork(t)
 	lb := kinds(t)[1].userLB(t, map[string]string{service.TagReusable: attackerNS + "," + victimNS})
 	victim := "grant-nlb-b"
@@ -237,13 +226,12 @@ func TestTenantGrantsNLBGroups(t *testing.T) {
 	}
 }
 
-// TestTenantGrantsCertificates: the attacker's HTTPS listener naming a
+// tenantGrantsCertificates: the attacker's HTTPS listener naming a
 // certificate granted only to the victim (by cert-id, then by
 // domain-extensions) is refused before anything is created; with
 // certificates granted to team-a the load balancer and listener are made.
-func TestTenantGrantsCertificates(t *testing.T) {
+func tenantGrantsCertificates(t *testing.T) {
 	tenants(t)
-	underTagged(t)
 	victimCert, ownCert := uploadCert(t), uploadCert(t)
 	tagSLB(t, "certificate", victimCert, service.TagReusable, victimNS)
 	tagSLB(t, "certificate", ownCert, service.TagReusable, "team-x, "+attackerNS)

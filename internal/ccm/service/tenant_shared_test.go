@@ -47,17 +47,23 @@ func lbLevelWrites(product string, seq uint64, lb string) []gateway.RequestRecor
 	return out
 }
 
-// TestSharedSettingsFrozen: team-a's name and spec annotations differ from
+// sharedGrant is the tag an administrator puts on a load balancer (or
+// group) both teams share, under loadBalancerReuse: tagged.
+func sharedGrant() map[string]string {
+	return map[string]string{service.TagReusable: attackerNS + "," + victimNS}
+}
+
+// sharedSettingsFrozen: team-a's name and spec annotations differ from
 // the load balancer team-b borrows too: no load-balancer-level write, a
 // Warning naming the annotation, the load balancer's value and team-b's
-// Service; once team-b leaves, team-a's settings apply.
-func TestSharedSettingsFrozen(t *testing.T) {
-	t.Parallel()
+// Service; once team-b leaves, team-a's settings apply. Run under tagged
+// (TestUnderTagged), the load balancer granted to both.
+func sharedSettingsFrozen(t *testing.T) {
 	tenants(t)
 	for _, k := range kinds(t) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
-			user := k.userLB(t, nil)
+			user := k.userLB(t, sharedGrant())
 			name := "frozen-" + k.name
 			victim := createIn(t, victimNS, k.service(t, name, map[string]string{annotations.Key("id"): user}))
 			vs := waitIngressIn(t, victimNS, victim.Name, 90*time.Second)
@@ -109,15 +115,17 @@ func TestSharedSettingsFrozen(t *testing.T) {
 	}
 }
 
-// TestSharedBoundMembersReleased: the members a Service put in a user's
+// sharedBoundMembersReleased: the members a Service put in a user's
 // vServer group through vgroup-port leave it as soon as the annotation
-// goes, and at Delete; the user's own member is never touched.
-func TestSharedBoundMembersReleased(t *testing.T) {
-	t.Parallel()
+// goes, and at Delete; the user's own member is never touched. Run under
+// tagged (TestUnderTagged): the load balancer and the group are granted
+// to team-a.
+func sharedBoundMembersReleased(t *testing.T) {
 	tenants(t)
 	c := slbClient(t)
 	cr := slb.CreateCreateLoadBalancerRequest()
 	cr.LoadBalancerName, cr.LoadBalancerSpec = "release-user-lb", "slb.s1.small"
+	cr.Tag = &[]slb.CreateLoadBalancerTag{{Key: service.TagReusable, Value: attackerNS}}
 	lb, err := c.CreateLoadBalancer(cr)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +138,7 @@ func TestSharedBoundMembersReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tagSLB(t, "vservergroup", g.VServerGroupId, service.TagReusablePrefix+attackerNS, "true")
 	onlyOwner := map[string]int{owner: 77}
 	seq := lastSeq()
 	name := "bound-release"
@@ -165,13 +174,13 @@ func TestSharedBoundMembersReleased(t *testing.T) {
 	}
 }
 
-// TestSharedPortsLimited: on a CLB team-b borrows, team-a's Service with
+// sharedPortsLimited: on a CLB team-b borrows, team-a's Service with
 // 100 ports and no listener of its own makes no vServer group and no
-// member (a Warning says why); team-b's group is never written.
-func TestSharedPortsLimited(t *testing.T) {
-	t.Parallel()
+// member (a Warning says why); team-b's group is never written. Run under
+// tagged (TestUnderTagged), the load balancer granted to both.
+func sharedPortsLimited(t *testing.T) {
 	tenants(t)
-	user := kinds(t)[0].userLB(t, nil)
+	user := kinds(t)[0].userLB(t, sharedGrant())
 	name := "quota"
 	createIn(t, victimNS, newService(svcSpec{name: name, ports: []int32{80}, annotations: map[string]string{annotations.Key("id"): user}}))
 	waitIngressIn(t, victimNS, name, 60*time.Second)

@@ -19,8 +19,9 @@ var _ service.GrantChecker = (*Provider)(nil)
 // (a group the cloud does not show there is left to Ensure, which reports
 // it missing); under a policy that needs grants, the server certificates
 // of cert-id and domain-extensions are read in one DescribeServerCertificates
-// (the region's whole list, with tags), not once per id.
-func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, policy string, backendsOnly bool) error {
+// (the region's whole list, with tags), not once per id; one the cloud
+// config's certificateGrants grants needs no read.
+func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, grants service.Grants, backendsOnly bool) error {
 	s := req.Settings
 	var bound []string
 	for _, port := range s.Ports {
@@ -42,12 +43,12 @@ func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, policy
 			if !ok {
 				continue
 			}
-			if err := service.CheckGroup(service.Group{ID: g.ID, Name: g.Name, Tags: g.Tags}, "vServer group", lbID, req, policy, naming.ParseCLB); err != nil {
+			if err := service.CheckGroup(service.Group{ID: g.ID, Name: g.Name, Tags: g.Tags}, "vServer group", lbID, req, grants.Policy, naming.ParseCLB); err != nil {
 				return err
 			}
 		}
 	}
-	if backendsOnly || !service.NeedsGrant(policy) {
+	if backendsOnly || !service.NeedsGrant(grants.Policy) {
 		return nil
 	}
 	named := map[string][]string{}
@@ -59,14 +60,19 @@ func (p *Provider) CheckGrants(ctx context.Context, req *service.Request, policy
 			named[d.CertID] = append(named[d.CertID], k)
 		}
 	}
-	if len(named) == 0 {
+	read := false
+	for id := range named {
+		read = read || !grants.Certificates.Allows(id, req.Service.Namespace)
+	}
+	if !read {
+		// Granted in the cloud config, or nothing named: no listing.
 		return nil
 	}
 	certs, err := p.api.serverCertificates(ctx)
 	if err != nil {
 		return fmt.Errorf("list server certificates: %w", err)
 	}
-	return service.CheckCertificates(certs, named, req, policy)
+	return service.CheckCertificates(certs, named, req, grants, true)
 }
 
 // serverCertificates lists the region's server certificates with their

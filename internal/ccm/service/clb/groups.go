@@ -98,17 +98,15 @@ func PlanBackends(desired, current []Backend, shared bool, description string, i
 }
 
 // limitShared keeps, on a borrowed load balancer other Services share, the
-// Service from filling it with groups no listener uses: a new group is
-// made for an unbound port only when a listener of the Service serves it,
-// and the Service keeps at most service.MaxGroupsPerSharedLB groups of its
-// own. A group some listener forwards to is never taken away, and one that
-// exists already (made while the Service was the only borrower, perhaps
-// for a listener its owner adds in the console) is kept within the limit;
-// groups above it leave the model with their listeners, so ours are
-// deleted. existing limits the ports to those whose group exists already
-// (the backend pass, which does not read listeners and creates nothing).
-// It returns the Warning to report, nil when nothing was skipped or the
-// load balancer is not shared.
+// Service from filling it with groups no listener uses (the rules of
+// service.LimitShared): a new group is made for an unbound port only when
+// a listener of the Service serves it, and the Service keeps at most
+// service.MaxGroupsPerSharedLB groups of its own. Groups above the limit
+// leave the model with their listeners, so ours are deleted. existing
+// limits the ports to those whose group exists already (the backend pass,
+// which does not read listeners and creates nothing). It returns the
+// Warning to report, nil when nothing was skipped, the load balancer is
+// not shared, or existing is set.
 func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners []CurrentListener, manages, force, existing bool) *service.Warning {
 	if !b.Shared() {
 		return nil
@@ -120,42 +118,27 @@ func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners 
 			used[g.Name] = used[g.Name] || g.Listeners > 0
 		}
 	}
+	shared := make([]service.SharedGroup, len(m.Groups))
+	for i, g := range m.Groups {
+		ok := exists[g.Name]
+		if !ok && !existing && manages {
+			ok = listenerFree(m, g.ServicePort, listeners, force)
+		}
+		shared[i] = service.SharedGroup{Ports: portsOf(m, g.ServicePort), Bound: g.BoundID != "", Used: used[g.Name], Servable: ok}
+	}
+	verdicts, w := service.LimitShared(b, shared)
 	// keep are the ports whose listeners stay in the model: those with a
 	// group, and those without a free port (still planned, so the conflict
 	// with the listener holding it is reported as before).
 	keep := map[PortKey]bool{}
 	var kept []Group
-	own := 0
-	var noListener, overCap []string
-	for _, g := range m.Groups {
-		if g.BoundID != "" {
+	for i, g := range m.Groups {
+		if verdicts[i] != service.SharedOverCap {
 			keep[g.ServicePort] = true
+		}
+		if verdicts[i] == service.SharedKeep {
 			kept = append(kept, g)
-			continue
 		}
-		if used[g.Name] {
-			// A listener forwards to it: never taken away.
-			own++
-			keep[g.ServicePort] = true
-			kept = append(kept, g)
-			continue
-		}
-		ok := exists[g.Name]
-		if !ok && !existing && manages {
-			ok = listenerFree(m, g.ServicePort, listeners, force)
-		}
-		if !ok {
-			noListener = append(noListener, portsOf(m, g.ServicePort)...)
-			keep[g.ServicePort] = true
-			continue
-		}
-		if own >= service.MaxGroupsPerSharedLB {
-			overCap = append(overCap, portsOf(m, g.ServicePort)...)
-			continue
-		}
-		own++
-		keep[g.ServicePort] = true
-		kept = append(kept, g)
 	}
 	if len(kept) == len(m.Groups) {
 		return nil
@@ -171,8 +154,7 @@ func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners 
 	if existing {
 		return nil
 	}
-	w := service.SharedPortsSkipped(b, noListener, overCap)
-	return &w
+	return w
 }
 
 // listenerFree reports whether a listener of the Service may serve the

@@ -189,6 +189,17 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if err != nil {
 		return nil, err
 	}
+	var listeners []CurrentListener
+	if req.Binding.Shared() {
+		// Which ports get a listener decides which get a group (shared.go).
+		if listeners, err = p.sharedListeners(ctx, req, lb.ID); err != nil {
+			return nil, err
+		}
+		var w *service.Warning
+		if gplan, w = limitShared(req, model, gplan, lb.ID, listeners, false); w != nil {
+			res.Warnings = append(res.Warnings, *w)
+		}
+	}
 	if err := p.syncGroups(ctx, req, p.vpcOf(lb), model, gplan); err != nil {
 		return nil, err
 	}
@@ -225,7 +236,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	}
 	res.Labels = sr.labels()
 
-	warnings, err = p.ensureListeners(ctx, req, lb, model, gplan, created)
+	warnings, err = p.ensureListeners(ctx, req, lb, model, gplan, listeners, created)
 	res.Warnings = append(res.Warnings, warnings...)
 	if err != nil {
 		return nil, err
@@ -241,13 +252,12 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 
 // ensureListeners brings the listeners and their certificates to the
 // model (none of a borrowed load balancer's unless the Service manages
-// them).
-func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *lbInfo, model *Model, gplan GroupPlan, created bool) ([]service.Warning, error) {
+// them); listeners are the current ones when read already (nil: not).
+func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *lbInfo, model *Model, gplan GroupPlan, listeners []CurrentListener, created bool) ([]service.Warning, error) {
 	s := req.Settings
 	var out []service.Warning
 	var err error
-	var listeners []CurrentListener
-	if !created && s.ManagesListeners() {
+	if listeners == nil && !created && s.ManagesListeners() {
 		if listeners, err = p.api.listeners(ctx, lb.ID); err != nil {
 			return out, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
 		}
@@ -319,6 +329,7 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 	if err != nil {
 		return nil, err
 	}
+	gplan, _ = limitShared(req, model, gplan, lbID, nil, true)
 	if len(gplan.Create)+len(gplan.Update)+len(gplan.Delete)+len(gplan.MissingBound) > 0 || gplan.unrelated(model, lbID) {
 		return nil, service.ErrFullSyncNeeded
 	}
