@@ -315,7 +315,8 @@ func PollContext(ctx context.Context, timeout, interval time.Duration, cond func
 	})
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil {
-			err = cause
+			// The cause ends with a log tail: the condition's error first.
+			return fmt.Errorf("(last: %v) %w", last, cause)
 		}
 		return fmt.Errorf("%w (last: %v)", err, last)
 	}
