@@ -14,6 +14,7 @@ import (
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/gateway"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/testing/emulatortest"
 )
 
 // TestNLBOfAnotherVPCRefusedOnce: a Service borrowing an NLB of another
@@ -38,6 +39,13 @@ func TestNLBOfAnotherVPCRefusedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	lbID := resp.LoadbalancerId
+	defer func() {
+		d := nlb.CreateDeleteLoadBalancerRequest()
+		d.LoadBalancerId = lbID
+		if _, err := nlbClient(t).DeleteLoadBalancer(d); err != nil {
+			t.Errorf("delete the other VPC's NLB: %v", err)
+		}
+	}()
 	poll(t, 30*time.Second, "NLB "+lbID+" Active", func(ctx context.Context) (bool, error) {
 		g := nlb.CreateGetLoadBalancerAttributeRequest()
 		g.LoadBalancerId = lbID
@@ -78,4 +86,15 @@ func TestNLBOfAnotherVPCRefusedOnce(t *testing.T) {
 			t.Errorf("the refusal was recorded %d times", ev.Count)
 		}
 	}
+}
+
+// clusterVPC is the VPC of the suite's Nodes, the cluster's: tests such as
+// this one seed other VPCs in the shared cloud.
+func clusterVPC(t *testing.T) string {
+	t.Helper()
+	in, err := emulatortest.For(cloud, accessKeyID, accessKeySecret).Instance(instances[nodeNames[0]])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.VpcAttributes.VpcId
 }
