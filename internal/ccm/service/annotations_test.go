@@ -126,6 +126,7 @@ func TestACL(t *testing.T) {
 func vswitches(t *testing.T) []vpc.VSwitch {
 	t.Helper()
 	req := vpc.CreateDescribeVSwitchesRequest()
+	req.VpcId = clusterVPC(t) // tests may seed other VPCs
 	req.PageSize = requests.NewInteger(50)
 	resp, err := vpcClient(t).DescribeVSwitches(req)
 	if err != nil {

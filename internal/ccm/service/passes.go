@@ -221,6 +221,12 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	c.noBackends(svc, req.Backends)
 	res, err := p.Ensure(ctx, req)
+	if errors.As(err, &refused) {
+		// A reuse rule only the provider can judge (an NLB of another
+		// VPC), found before any write: refused as Bind refuses, once.
+		c.warnOnce(svc, key, refused.Reason, refused.Message)
+		return nil
+	}
 	if err != nil {
 		observe(p.Descriptor().Kind, verb, start, err)
 		c.failed(svc, err)

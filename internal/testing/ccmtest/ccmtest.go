@@ -203,6 +203,7 @@ type CCM struct {
 	LogPath string
 	// Port is the secure (healthz/metrics) port.
 	Port int
+	exit *exitWatch
 }
 
 // StartCCM runs the binary with the test defaults: emulator endpoints over
@@ -238,11 +239,14 @@ func StartCCM(ctx context.Context, o CCMOptions) (*CCM, error) {
 		"--v=2",
 	}
 	args = append(args, o.Args...)
+	started := time.Now()
 	p, err := localcluster.StartProcess(strings.TrimSuffix(filepath.Base(o.LogPath), ".log"), bin, args, dir, o.Environ())
 	if err != nil {
 		return nil, fmt.Errorf("start cloud-controller-manager: %w", err)
 	}
-	return &CCM{p: p, LogPath: p.LogPath(), Port: port}, nil
+	c := &CCM{p: p, LogPath: p.LogPath(), Port: port}
+	c.watchExit(started)
+	return c, nil
 }
 
 // Exited reports whether the process has ended.
@@ -265,10 +269,16 @@ func (c *CCM) Wait(timeout time.Duration) int {
 }
 
 // Stop sends SIGTERM and waits; SIGKILL after 10s.
-func (c *CCM) Stop() { c.p.Stop(10 * time.Second) }
+func (c *CCM) Stop() {
+	c.exit.stopping.Store(true)
+	c.p.Stop(10 * time.Second)
+}
 
 // Kill kills the process at once, as when its machine dies.
-func (c *CCM) Kill() { c.p.Kill() }
+func (c *CCM) Kill() {
+	c.exit.stopping.Store(true)
+	c.p.Kill()
+}
 
 // PID is the process id, to inspect what it listens on and its resource
 // use in /proc.
@@ -287,8 +297,15 @@ func (c *CCM) Tail(n int) string { return Tail(c.Log(), n) }
 // error of cond only means "not yet", and the timeout's error carries the
 // last one.
 func Poll(timeout, interval time.Duration, cond func(ctx context.Context) (bool, error)) error {
+	return PollContext(context.Background(), timeout, interval, cond)
+}
+
+// PollContext is Poll ending early when ctx is done: its error is then
+// ctx's cause (a CCM's *ExitError under CCM.Context), with cond's last
+// error.
+func PollContext(ctx context.Context, timeout, interval time.Duration, cond func(ctx context.Context) (bool, error)) error {
 	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), interval, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if err != nil {
 			last = err
@@ -297,22 +314,28 @@ func Poll(timeout, interval time.Duration, cond func(ctx context.Context) (bool,
 		return ok, nil
 	})
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			// The cause ends with a log tail: the condition's error first.
+			return fmt.Errorf("(last: %v) %w", last, cause)
+		}
 		return fmt.Errorf("%w (last: %v)", err, last)
 	}
 	return nil
 }
 
 // Until polls cond every 200 ms until it holds; it fails when timeout
-// passes or the process exits first, with cond's last error and the tail
-// of the log.
+// passes, with cond's last error and the tail of the log, or as soon as
+// the process exits (stopped or not), with its *ExitError.
 func (c *CCM) Until(timeout time.Duration, cond func(ctx context.Context) (bool, error)) error {
-	err := Poll(timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if c.Exited() {
-			return false, fmt.Errorf("the CCM exited (code %d)", c.p.ExitCode())
-		}
-		return cond(ctx)
-	})
+	if c.Exited() {
+		<-c.ended().Done()
+		return context.Cause(c.ended())
+	}
+	err := PollContext(c.ended(), timeout, 200*time.Millisecond, cond)
 	if err != nil {
+		if c.ended().Err() != nil {
+			return err
+		}
 		return fmt.Errorf("%w; log tail:\n%s", err, c.Tail(30))
 	}
 	return nil

@@ -26,11 +26,24 @@ func Kube(t testing.TB, c *localcluster.Cluster) kubernetes.Interface {
 // PollCCM polls cond every interval until it holds and returns how long
 // that took; when timeout passes first it fails the test naming what,
 // with the tail of the CCM's log when the process has exited (the usual
-// reason a condition never holds).
+// reason a condition never holds). A CCM that crashed (exited without
+// the test's Stop or Kill) fails it at once, before or during the poll,
+// with its exit status and log tail: a suite whose CCM died fails each
+// wait in moments instead of each running to its timeout.
 func PollCCM(t testing.TB, c *CCM, timeout, interval time.Duration, what string, cond func(ctx context.Context) (bool, error)) time.Duration {
 	t.Helper()
 	start := time.Now()
-	if err := Poll(timeout, interval, cond); err != nil {
+	ctx := context.Background()
+	if c != nil {
+		if err := c.Crashed(); err != nil {
+			t.Fatalf("%s: not polled: %v", what, err)
+		}
+		ctx = c.Context()
+	}
+	if err := PollContext(ctx, timeout, interval, cond); err != nil {
+		if c != nil && c.Crashed() != nil {
+			t.Fatalf("%s: after %v: %v", what, time.Since(start).Round(time.Millisecond), err)
+		}
 		if c != nil && c.Exited() {
 			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, c.Tail(30))
 		}

@@ -54,7 +54,7 @@ func slbClient(t *testing.T) *slb.Client {
 func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ccm.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if err != nil {
 			if ctx.Err() == nil { // not the poll's own deadline cutting a call short
@@ -65,6 +65,9 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx contex
 		return ok, nil
 	})
 	if err != nil {
+		if crash := ccm.Crashed(); crash != nil {
+			t.Fatalf("%s: %v", what, crash)
+		}
 		if ccm.Exited() {
 			t.Fatalf("%s: the CCM exited; log tail:\n%s", what, tailLines(ccm.Log(), 30))
 		}

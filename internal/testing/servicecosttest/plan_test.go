@@ -106,7 +106,7 @@ func service(name string, class *string, ann map[string]string) *corev1.Service 
 func waitSynced(t *testing.T, name string, timeout time.Duration) *corev1.Service {
 	t.Helper()
 	var svc *corev1.Service
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ccm.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		s, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -115,6 +115,9 @@ func waitSynced(t *testing.T, name string, timeout time.Duration) *corev1.Servic
 		return len(s.Status.LoadBalancer.Ingress) > 0 && s.Labels[naming.LabelHash] == naming.Hash(s), nil
 	})
 	if err != nil {
+		if crash := ccm.Crashed(); crash != nil {
+			t.Fatalf("Service %s not synced: %v", name, crash)
+		}
 		t.Fatalf("Service %s not synced: %v; CCM log tail:\n%s", name, err, tail(ccm.Log(), 30))
 	}
 	return svc
@@ -133,10 +136,13 @@ func deleteService(t *testing.T, name string) {
 	if err := kube(t).CoreV1().Services(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ccm.Context(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := kube(t).CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+	if crash := ccm.Crashed(); crash != nil {
+		err = crash
+	}
 	if err != nil {
 		t.Fatalf("Service %s not deleted: %v", name, err)
 	}

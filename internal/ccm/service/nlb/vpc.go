@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/service"
 )
 
 // reuseVPCProblem refuses a reused NLB in another VPC than the cluster's
 // when the Service's server groups would be Instance groups, before any
-// listener or group is written.
+// listener or group is written, as a *service.RefusedError (a Warning
+// ReuseLoadBalancerRefused, not a failure retried with backoff).
 //
 // An NLB's server groups are in its VPC (the groups are created with the
 // load balancer's VpcId), and an Instance server group takes only ECS
@@ -21,6 +23,6 @@ func reuseVPCProblem(lbID, lbVPC, clusterVPC string, s *annotations.Settings) er
 	if lbVPC == "" || clusterVPC == "" || lbVPC == clusterVPC || groupType(s) == GroupIP {
 		return nil
 	}
-	return fmt.Errorf("%s %s is in VPC %s, the cluster's is %s: its server groups are in %s and Instance server groups take only servers of their own VPC; reuse an NLB of %s, or set %s: ip (addresses across VPCs need CEN or a transit router)",
-		s.Key("id"), lbID, lbVPC, clusterVPC, lbVPC, clusterVPC, s.Key("server-group-type"))
+	return &service.RefusedError{Reason: service.EventReuseRefused, Message: fmt.Sprintf("%s %s is in VPC %s, the cluster's is %s: its server groups are in %s and Instance server groups take only servers of their own VPC; reuse an NLB of %s, or set %s: ip (addresses across VPCs need CEN or a transit router)",
+		s.Key("id"), lbID, lbVPC, clusterVPC, lbVPC, clusterVPC, s.Key("server-group-type"))}
 }
