@@ -75,7 +75,7 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 	}
 	if !req.Settings.Reused() {
 		// After a start, the listing's tags prove it as a read would.
-		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && req.Identity().Owns(lb.Tags) {
+		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && req.Identity.Owns(lb.Tags) {
 			c.proven.Store(svc.UID, lb.ID)
 			return &Binding{LB: lb}, nil
 		}
@@ -257,8 +257,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Service) error {
 	start := time.Now()
 	s, _ := annotations.Parse(svc, c.defaultsFor(p))
-	id := IdentityOf(svc, c.opts.ClusterID)
-	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], identity: &id}
+	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], Identity: IdentityOf(svc, c.opts.ClusterID)}
 	b, warnings, err := ReleaseSet(ctx, p, req)
 	if err != nil {
 		observe(p.Descriptor().Kind, VerbDeletion, start, err)

@@ -453,7 +453,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	r.AddressType = addressType(annotations.Or(lbs.AddressType, annotations.DefaultAddressType))
 	r.AddressIpVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
 	r.VpcId = p.opts.VpcID
-	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity.Name)
 	r.LoadBalancerBillingConfig.PayType = "PostPay"
 	r.DeletionProtectionConfig.Enabled, r.DeletionProtectionConfig.Reason = "true", protectionReason
 	r.ModificationProtectionConfig.Status, r.ModificationProtectionConfig.Reason = "ConsoleProtection", protectionReason
@@ -468,7 +468,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		ids := append([]string(nil), lbs.SecurityGroupIDs...)
 		r.SecurityGroupIds = &ids
 	}
-	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity.Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}
