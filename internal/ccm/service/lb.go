@@ -60,6 +60,10 @@ type Request struct {
 	// Identity is the Service's cloud identity, computed once per sync by
 	// the controller (IdentityOf); a Request built by hand sets it too.
 	Identity Identity
+	// Immutable are the annotations asking the bound load balancer for a
+	// value it cannot change to, found by the controller once it is bound;
+	// the provider reports them and never applies them.
+	Immutable []annotations.Change
 	// Unregistered are pod IPs the resolver kept out of Backends because no
 	// ENI holds them yet; their readiness gates wait.
 	Unregistered []string

@@ -59,6 +59,9 @@ type LoadBalancer struct {
 	// Created is when it was created (zero when unknown): of several
 	// load balancers tagged for one Service the oldest is kept.
 	Created time.Time
+	// Attributes are those it was created with and cannot change, which
+	// the immutable annotations are checked against.
+	Attributes annotations.CloudLBAttributes
 	// Native is the provider's own description of it, handed back to the
 	// provider so it need not read the load balancer twice.
 	Native any

@@ -204,6 +204,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
+	if b != nil && b.LB != nil {
+		req.Immutable = annotations.ImmutableChanges(b.LB.Attributes, req.Settings)
+	}
 	c.share(svc, b)
 	// No EnsuringLoadBalancer event up front: each event is an API write
 	// under the same client rate as the Service's patches. A sync that

@@ -38,7 +38,7 @@ func facts(lb *slb.LoadBalancer) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.LoadBalancerId, Tags: tags, VpcID: lb.VpcId, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroupId, Addresses: []string{lb.Address}, Native: lb,
-		Created: createdAt(lb),
+		Created: createdAt(lb), Attributes: attributes(lb),
 	}
 }
 

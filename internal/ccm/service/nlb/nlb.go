@@ -122,7 +122,8 @@ func facts(lb *lbInfo) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.ID, Tags: lb.Tags, VpcID: lb.VpcID, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroup, Addresses: []string{lb.DNSName}, Native: lb,
-		Created: lb.Created,
+		Created:    lb.Created,
+		Attributes: annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup},
 	}
 }
 
@@ -165,7 +166,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if created {
 		klog.FromContext(ctx).Info("Created load balancer", "loadBalancer", lb.ID)
 	} else {
-		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
+		for _, ch := range req.Immutable {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
 		if err := reuseVPCProblem(lb.ID, lb.VpcID, p.opts.VpcID, s); err != nil {
