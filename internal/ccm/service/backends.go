@@ -67,10 +67,9 @@ func (r *backendsResolver) candidates(ctx context.Context, svc *corev1.Service, 
 	all := r.slicesOf(svc)
 	pods := newPodView(r.kube, svc.Namespace)
 	slices, gated := r.admitGated(ctx, svc, settings, all, pods)
-	id := IdentityOf(svc, r.clusterID)
 	return &Request{
-		foreign: foreignPods(svc, settings, all), pods: pods, identity: &id,
-		Service: svc, Settings: settings, ClusterID: r.clusterID,
+		foreign: foreignPods(svc, settings, all), pods: pods,
+		Service: svc, Settings: settings, ClusterID: r.clusterID, Identity: IdentityOf(svc, r.clusterID),
 		Backends:       ComputeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
 		gated:          gated,

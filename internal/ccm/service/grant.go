@@ -134,7 +134,7 @@ type Group struct {
 // Service's namespace. A grant on the load balancer does not grant its
 // groups. kind names the group in messages ("vServer group").
 func CheckGroup(g Group, kind, lbID string, req *Request, policy string, parse func(string) (naming.Parsed, bool)) error {
-	svc, self := req.Service, req.Identity()
+	svc, self := req.Service, req.Identity
 	key := idKeyOf(req, "vgroup-port")
 	for _, s := range []string{g.Name, g.Description} {
 		if p, ok := parse(s); ok && !self.IsSelf(p.Ref) {
@@ -158,7 +158,7 @@ func CheckGroup(g Group, kind, lbID string, req *Request, policy string, parse f
 
 // madeFor reports whether g was made by the CCM for req's own Service.
 func madeFor(g Group, req *Request, parse func(string) (naming.Parsed, bool)) bool {
-	self := req.Identity()
+	self := req.Identity
 	if g.Tags[naming.TagKeyDefaultName] == self.Name {
 		return true
 	}

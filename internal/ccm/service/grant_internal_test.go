@@ -48,7 +48,7 @@ func TestGranted(t *testing.T) {
 
 func TestCheckGroup(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", UID: "u-a"}}
-	req := &Request{Service: svc, ClusterID: "c1"}
+	req := &Request{Service: svc, ClusterID: "c1", Identity: IdentityOf(svc, "c1")}
 	other := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-b", UID: "u-b"}}
 	for _, tc := range []struct {
 		name   string
@@ -153,7 +153,7 @@ func TestReuseGrantedPerNamespace(t *testing.T) {
 		{"team-b", "lb-keyb", false}, {"team-a", "lb-keyb", true},
 	} {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: tc.ns, UID: "u"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
-		req := &Request{Service: s, Settings: parsed(t, s, map[string]string{"id": tc.id}), ClusterID: "c1"}
+		req := &Request{Service: s, Settings: parsed(t, s, map[string]string{"id": tc.id}), ClusterID: "c1", Identity: IdentityOf(s, "c1")}
 		_, _, err := Bind(context.Background(), cloud, ReuseRules{Policy: ReuseTagged}, req)
 		if IsRefused(err) != tc.refused {
 			t.Errorf("%s borrowing %s: err %v, refused want %v", tc.ns, tc.id, err, tc.refused)

@@ -50,14 +50,3 @@ func (id Identity) Owns(tags map[string]string) bool {
 func (id Identity) IsSelf(ref naming.Ref) bool {
 	return ref.Name == id.Ref.Name && ref.Namespace == id.Ref.Namespace && ref.ClusterID == id.ClusterID
 }
-
-// Identity returns the Service's Identity: the one the controller computed
-// for this sync, else (a Request built by hand, in tests and tools) the
-// one its Service and ClusterID give, computed on first use.
-func (r *Request) Identity() Identity {
-	if r.identity == nil {
-		id := IdentityOf(r.Service, r.ClusterID)
-		r.identity = &id
-	}
-	return *r.identity
-}

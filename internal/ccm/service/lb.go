@@ -57,6 +57,13 @@ type Request struct {
 	Binding *Binding
 	// ClusterID names our listeners and groups.
 	ClusterID string
+	// Identity is the Service's cloud identity, computed once per sync by
+	// the controller (IdentityOf); a Request built by hand sets it too.
+	Identity Identity
+	// Immutable are the annotations asking the bound load balancer for a
+	// value it cannot change to, found by the controller once it is bound;
+	// the provider reports them and never applies them.
+	Immutable []annotations.Change
 	// Unregistered are pod IPs the resolver kept out of Backends because no
 	// ENI holds them yet; their readiness gates wait.
 	Unregistered []string
@@ -69,8 +76,6 @@ type Request struct {
 	foreign []string
 	// pods are the pods this sync read (podView); nil: none read yet.
 	pods *podView
-	// identity is the Service's Identity, computed once (Identity).
-	identity *Identity
 }
 
 // Warning is a problem the Provider wants the user to see as a Warning

@@ -59,6 +59,9 @@ type LoadBalancer struct {
 	// Created is when it was created (zero when unknown): of several
 	// load balancers tagged for one Service the oldest is kept.
 	Created time.Time
+	// Attributes are those it was created with and cannot change, which
+	// the immutable annotations are checked against.
+	Attributes annotations.CloudLBAttributes
 	// Native is the provider's own description of it, handed back to the
 	// provider so it need not read the load balancer twice.
 	Native any
@@ -132,7 +135,7 @@ type Binding struct {
 // created for the Service: the one Delete may delete or preserve. A
 // borrowed load balancer is never returned, whoever built the Binding.
 func (b *Binding) Own(req *Request) *LoadBalancer {
-	if b == nil || b.LB == nil || b.LB.Tags == nil || !req.Identity().Owns(b.LB.Tags) {
+	if b == nil || b.LB == nil || b.LB.Tags == nil || !req.Identity.Owns(b.LB.Tags) {
 		return nil
 	}
 	return b.LB
@@ -149,7 +152,7 @@ func (b *Binding) OwnAll(req *Request) []*LoadBalancer {
 		return out
 	}
 	for _, d := range b.Duplicates {
-		if d != nil && d.Tags != nil && req.Identity().Owns(d.Tags) && (len(out) == 0 || d.ID != out[0].ID) {
+		if d != nil && d.Tags != nil && req.Identity.Owns(d.Tags) && (len(out) == 0 || d.ID != out[0].ID) {
 			out = append(out, d)
 		}
 	}
@@ -195,7 +198,7 @@ func IsRefused(err error) bool {
 // a *RefusedError; a label naming a load balancer that is not proven the
 // Service's is ignored with a Warning.
 func Bind(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
-	self, s := req.Identity(), req.Settings
+	self, s := req.Identity, req.Settings
 	label := req.LoadBalancerID
 	var warnings []Warning
 	if s != nil && s.Reused() {
@@ -318,7 +321,7 @@ func notOwnedWarning(id string) Warning {
 
 // bindReused applies the reuse rules to the id annotation.
 func bindReused(ctx context.Context, f Finder, rules ReuseRules, req *Request) (*Binding, []Warning, error) {
-	self, s := req.Identity(), req.Settings
+	self, s := req.Identity, req.Settings
 	id := s.LoadBalancer.ID
 	key := s.Key("id")
 	label := req.LoadBalancerID
@@ -438,7 +441,7 @@ func refuse(format string, args ...any) error {
 // tagged for the Service is listed even when the label names one: a lost
 // create answer and a crash can leave two, and Delete must delete both.
 func ownAndLabelled(ctx context.Context, p Finder, req *Request) (own, labelled *LoadBalancer, dups []*LoadBalancer, warnings []Warning, err error) {
-	self := req.Identity()
+	self := req.Identity
 	if id := req.LoadBalancerID; id != "" {
 		lb, err := p.Describe(ctx, id)
 		if err != nil {

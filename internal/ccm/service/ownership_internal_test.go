@@ -98,7 +98,7 @@ func TestBind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := &Request{Service: s, Settings: settings, ClusterID: "c1", LoadBalancerID: tc.label}
+			req := &Request{Service: s, Settings: settings, ClusterID: "c1", Identity: IdentityOf(s, "c1"), LoadBalancerID: tc.label}
 			b, warnings, err := Bind(context.Background(), tc.cloud, ReuseRules{VpcID: "vpc-cluster"}, req)
 			if IsRefused(err) != tc.refused {
 				t.Fatalf("refused = %v (%v), want %v", IsRefused(err), err, tc.refused)

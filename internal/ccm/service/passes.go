@@ -75,7 +75,7 @@ func (c *Controller) prove(ctx context.Context, p Provider, svc *corev1.Service,
 	}
 	if !req.Settings.Reused() {
 		// After a start, the listing's tags prove it as a read would.
-		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && req.Identity().Owns(lb.Tags) {
+		if lb := c.listed(ctx, p, req.LoadBalancerID); lb != nil && req.Identity.Owns(lb.Tags) {
 			c.proven.Store(svc.UID, lb.ID)
 			return &Binding{LB: lb}, nil
 		}
@@ -204,6 +204,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 	}
 	req.Binding = b
 	req.LoadBalancerID = b.ID()
+	if b != nil && b.LB != nil {
+		req.Immutable = annotations.ImmutableChanges(b.LB.Attributes, req.Settings)
+	}
 	c.share(svc, b)
 	// No EnsuringLoadBalancer event up front: each event is an API write
 	// under the same client rate as the Service's patches. A sync that
@@ -263,8 +266,7 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 func (c *Controller) cleanup(ctx context.Context, p Provider, svc *corev1.Service) error {
 	start := time.Now()
 	s, _ := annotations.Parse(svc, c.defaultsFor(p))
-	id := IdentityOf(svc, c.opts.ClusterID)
-	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], identity: &id}
+	req := &Request{Service: svc, Settings: s, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], Identity: IdentityOf(svc, c.opts.ClusterID)}
 	b, warnings, err := ReleaseSet(ctx, p, req)
 	if err != nil {
 		observe(p.Descriptor().Kind, VerbDeletion, start, err)

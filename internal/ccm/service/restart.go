@@ -171,7 +171,7 @@ func (c *Controller) convergedAtStart(ctx context.Context, p Provider, svc *core
 		return false
 	}
 	lb := c.listed(ctx, p, req.LoadBalancerID)
-	if lb == nil || !req.Identity().Owns(lb.Tags) {
+	if lb == nil || !req.Identity.Owns(lb.Tags) {
 		return false
 	}
 	c.proven.Store(svc.UID, lb.ID)

@@ -96,7 +96,7 @@ func TestConvergedAtStart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return svc, &Request{Service: svc, Settings: s, ClusterID: "c1", LoadBalancerID: label, Backends: backends}
+		return svc, &Request{Service: svc, Settings: s, ClusterID: "c1", Identity: IdentityOf(svc, "c1"), LoadBalancerID: label, Backends: backends}
 	}
 	tagsFor := func(uid string) map[string]string {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}
@@ -246,7 +246,7 @@ func TestProveFromStartupListing(t *testing.T) {
 	p := &listingProvider{lbs: []*LoadBalancer{own}}
 	events := record.NewFakeRecorder(10)
 	c := &Controller{opts: Options{ClusterID: "c1"}, recorder: events}
-	req := &Request{Service: svc, Settings: s, ClusterID: "c1", LoadBalancerID: "lb-c"}
+	req := &Request{Service: svc, Settings: s, ClusterID: "c1", Identity: IdentityOf(svc, "c1"), LoadBalancerID: "lb-c"}
 	b, err := c.prove(context.Background(), p, svc, req)
 	if err != nil || b.ID() != "lb-c" || b.Own(req) == nil {
 		t.Fatalf("prove = %+v, %v; want lb-c, owned", b, err)
@@ -259,7 +259,7 @@ func TestProveFromStartupListing(t *testing.T) {
 	}
 	other := svc.DeepCopy()
 	other.UID = "dddd"
-	b, err = c.prove(context.Background(), p, other, &Request{Service: other, Settings: s, ClusterID: "c1", LoadBalancerID: "lb-c"})
+	b, err = c.prove(context.Background(), p, other, &Request{Service: other, Settings: s, ClusterID: "c1", Identity: IdentityOf(other, "c1"), LoadBalancerID: "lb-c"})
 	if err != nil || b != nil {
 		t.Fatalf("another Service's label proved %+v, %v", b, err)
 	}

@@ -57,7 +57,7 @@ func TestDuplicateTagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{Service: svc, Settings: s, ClusterID: "c1"}
+	req := &Request{Service: svc, Settings: s, ClusterID: "c1", Identity: IdentityOf(svc, "c1")}
 	for i := 0; i < 5; i++ {
 		b, warnings, err := Bind(context.Background(), f, ReuseRules{}, req)
 		if err != nil || b.ID() != "lb-a" {

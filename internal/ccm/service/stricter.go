@@ -39,7 +39,7 @@ func (c *Controller) WouldRefuse(ctx context.Context, key, policy string) (strin
 		// Invalid annotations are reported by the Service's own pass.
 		return "", nil
 	}
-	req := &Request{Service: svc, Settings: settings, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID]}
+	req := &Request{Service: svc, Settings: settings, ClusterID: c.opts.ClusterID, LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID], Identity: IdentityOf(svc, c.opts.ClusterID)}
 	msg, err := c.refusal(ctx, p, req, policy)
 	if msg == "" || err != nil {
 		return "", err

@@ -59,7 +59,7 @@ func TestReleaseSet(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := svc.DeepCopy()
-			req := &Request{Service: s, Settings: parsed(t, s, tc.ann), ClusterID: "c1", LoadBalancerID: tc.label}
+			req := &Request{Service: s, Settings: parsed(t, s, tc.ann), ClusterID: "c1", Identity: IdentityOf(s, "c1"), LoadBalancerID: tc.label}
 			b, _, err := ReleaseSet(context.Background(), tc.cloud, req)
 			if err != nil {
 				t.Fatal(err)
@@ -88,7 +88,7 @@ func TestReusePolicy(t *testing.T) {
 		{ReuseNone, "lb-tagged", true},
 	} {
 		s := svc.DeepCopy()
-		req := &Request{Service: s, Settings: parsed(t, s, map[string]string{"id": tc.id}), ClusterID: "c1"}
+		req := &Request{Service: s, Settings: parsed(t, s, map[string]string{"id": tc.id}), ClusterID: "c1", Identity: IdentityOf(s, "c1")}
 		_, _, err := Bind(context.Background(), cloud, ReuseRules{Policy: tc.policy}, req)
 		if IsRefused(err) != tc.refused {
 			t.Errorf("policy %q, %s: err %v, refused want %v", tc.policy, tc.id, err, tc.refused)

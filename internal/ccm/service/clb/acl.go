@@ -219,7 +219,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, s
 		// nothing.
 		return noop, warnings, nil
 	}
-	tags := req.Identity().Tags
+	tags := req.Identity.Tags
 	owned, err := p.api.ownACLs(ctx, tags)
 	if err != nil {
 		return nil, warnings, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
@@ -276,7 +276,7 @@ func planEntries(want []string, have map[netip.Prefix]string) (add, remove []str
 // listener we do not manage is an error, so the finalizer stays until it
 // is released.
 func (p *Provider) deleteSourceRangeACLs(ctx context.Context, req *service.Request) (int, error) {
-	owned, err := p.api.ownACLs(ctx, req.Identity().Tags)
+	owned, err := p.api.ownACLs(ctx, req.Identity.Tags)
 	if err != nil {
 		return 0, fmt.Errorf("find the access control list of loadBalancerSourceRanges: %w", err)
 	}
@@ -374,7 +374,7 @@ func (p *Provider) applyACL(ctx context.Context, req *service.Request, lb *slb.L
 	if keep == "" {
 		// No ClientToken on CreateAccessControlList: a lost response is
 		// caught by the lookup by tag at the next sync instead.
-		id, err := p.api.createACL(ctx, ACLName(req.Identity().Name), version, lb.ResourceGroupId, req.Identity().Tags)
+		id, err := p.api.createACL(ctx, ACLName(req.Identity.Name), version, lb.ResourceGroupId, req.Identity.Tags)
 		if err != nil {
 			return nil, fmt.Errorf("create the access control list of loadBalancerSourceRanges: %w", err)
 		}

@@ -79,7 +79,7 @@ func (f *aclFixture) ensure(s *corev1.Service, lbID string) (*service.Result, er
 	for _, id := range []string{"i-acl1", "i-acl2"} {
 		b[80] = append(b[80], service.Target{NodeName: id, InstanceID: id, Port: 30080, Weight: 100})
 	}
-	return ensureBound(context.Background(), f.p, &service.Request{Service: s, Settings: settings, Backends: b, ClusterID: aclClusterID, LoadBalancerID: lbID})
+	return ensureBound(context.Background(), f.p, &service.Request{Service: s, Settings: settings, Backends: b, ClusterID: aclClusterID, Identity: service.IdentityOf(s, aclClusterID), LoadBalancerID: lbID})
 }
 
 func (f *aclFixture) ownACLs(s *corev1.Service) []string {

@@ -118,7 +118,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *slb.Loa
 	if created {
 		log.Info("Created load balancer", "loadBalancer", lb.LoadBalancerId, "address", lb.Address)
 	} else {
-		for _, ch := range annotations.ImmutableChanges(attributes(lb), s) {
+		for _, ch := range req.Immutable {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
 		warnings, err := p.updateAttributes(ctx, req, lb)

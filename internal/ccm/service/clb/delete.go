@@ -116,7 +116,7 @@ func (p *Provider) deleteOwn(ctx context.Context, lb *slb.LoadBalancer, preserve
 // Whatever is already gone counts as released: a load balancer or group
 // deleted in the console must never keep the Service's finalizer.
 func (p *Provider) releaseReused(ctx context.Context, req *service.Request, id string) (found bool, err error) {
-	ref := req.Identity().Ref
+	ref := req.Identity.Ref
 	listeners, err := p.api.listeners(ctx, id)
 	if cloud.IsNotFound(err) {
 		return false, nil

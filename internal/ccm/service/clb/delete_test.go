@@ -50,7 +50,7 @@ func TestDeleteLostResponses(t *testing.T) {
 	lose("DeleteLoadBalancer", "DeleteAccessControlList")
 	settings, err := annotations.Parse(s, annotations.Defaults{Owner: annotations.OwnerCLB})
 	emulatortest.NoError(t, err)
-	req := &service.Request{Service: s, Settings: settings, ClusterID: aclClusterID, LoadBalancerID: lbID}
+	req := &service.Request{Service: s, Settings: settings, ClusterID: aclClusterID, Identity: service.IdentityOf(s, aclClusterID), LoadBalancerID: lbID}
 	b, _, err := service.ReleaseSet(context.Background(), f.p, req)
 	emulatortest.NoError(t, err)
 	req.Binding = b

@@ -388,7 +388,7 @@ func boundGroups(m *Model) map[string]bool {
 // naming are read, one call each: a group the CCM made for another Service
 // is never bindable, so the Service cannot have members there.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
-	ref := req.Identity().Ref
+	ref := req.Identity.Ref
 	for _, g := range groups {
 		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
 			continue

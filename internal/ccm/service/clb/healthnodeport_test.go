@@ -181,7 +181,7 @@ func TestKubeProxyHealthCheckSkipsPodMembers(t *testing.T) {
 		{name: "nodes only", targets: []service.Target{{InstanceID: "i-1", Port: 30080, Weight: 1}}, want: "32123"},
 		{name: "with a pod", targets: []service.Target{{InstanceID: "i-1", Port: 30080, Weight: 1}, {IP: "10.9.0.1", ENI: "eni-1", Port: 8080, Weight: 1}}},
 	} {
-		m := clb.BuildModel(&service.Request{Service: s, Settings: settings, ClusterID: "c1", Backends: map[int32][]service.Target{80: tc.targets}})
+		m := clb.BuildModel(&service.Request{Service: s, Settings: settings, ClusterID: "c1", Identity: service.IdentityOf(s, "c1"), Backends: map[int32][]service.Target{80: tc.targets}})
 		if got := m.Listeners[0].Set["HealthCheckConnectPort"]; got != tc.want {
 			t.Errorf("%s: HealthCheckConnectPort %q, want %q", tc.name, got, tc.want)
 		}

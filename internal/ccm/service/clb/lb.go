@@ -38,7 +38,7 @@ func facts(lb *slb.LoadBalancer) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.LoadBalancerId, Tags: tags, VpcID: lb.VpcId, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroupId, Addresses: []string{lb.Address}, Native: lb,
-		Created: createdAt(lb),
+		Created: createdAt(lb), Attributes: attributes(lb),
 	}
 }
 
@@ -215,7 +215,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	s := req.Settings
 	lbs := s.LoadBalancer
 	r := slb.CreateCreateLoadBalancerRequest()
-	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity.Name)
 	r.AddressType = annotations.Or(lbs.AddressType, annotations.DefaultAddressType)
 	if r.AddressType == "internet" && p.opts.DisablePublic {
 		return nil, fmt.Errorf("internet-facing load balancers are disabled in this cluster (cloud-config disablePublicSLB); set %s: intranet", s.Key("address-type"))
@@ -253,7 +253,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		r.ModificationProtectionReason = modificationReason
 	}
 	r.DeleteProtection = onOff(deleteProtection)
-	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity.Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}

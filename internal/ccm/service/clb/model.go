@@ -89,7 +89,7 @@ type Model struct {
 // address comes with its ENI).
 func BuildModel(req *service.Request) *Model {
 	s := req.Settings
-	ref := req.Identity().Ref
+	ref := req.Identity.Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	// Group names carry no protocol, so 53/TCP and 53/UDP on one nodePort

@@ -86,7 +86,7 @@ func TestDesiredModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := &service.Request{Service: svc, Settings: s, ClusterID: "c1", Backends: service.ComputeBackends(svc, s, nodes, slices)}
+			req := &service.Request{Service: svc, Settings: s, ClusterID: "c1", Identity: service.IdentityOf(svc, "c1"), Backends: service.ComputeBackends(svc, s, nodes, slices)}
 			enis := map[string]string{"10.0.0.1": "eni-10.0.0.1", "10.0.0.2": "eni-10.0.0.2", "10.0.0.3": "eni-10.0.0.3"}
 			m := clb.BuildModel(withENIs(req, enis))
 			if len(m.Groups) != 1 || len(m.Listeners) != 1 {
@@ -137,7 +137,7 @@ func TestListenerSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := clb.BuildModel(&service.Request{Service: svc, Settings: s, ClusterID: "c1", Backends: map[int32][]service.Target{}})
+	m := clb.BuildModel(&service.Request{Service: svc, Settings: s, ClusterID: "c1", Identity: service.IdentityOf(svc, "c1"), Backends: map[int32][]service.Target{}})
 	if len(m.Listeners) != 2 || m.Listeners[0].Protocol != "https" || len(m.Groups) != 1 || m.Groups[0].ServicePort != 443 {
 		t.Fatalf("listeners %+v groups %+v: want https first and no group for the forwarding port", m.Listeners, m.Groups)
 	}
@@ -199,7 +199,7 @@ func TestBuildModelSamePortTwoProtocols(t *testing.T) {
 			if s.Backend.Type == annotations.BackendENI {
 				backends = map[int32][]service.Target{53: {{IP: "10.0.0.1", Port: 5353, Weight: 100}}}
 			}
-			m := clb.BuildModel(withENIs(&service.Request{Service: svc, Settings: s, ClusterID: "c1", Backends: backends}, map[string]string{"10.0.0.1": "eni-1"}))
+			m := clb.BuildModel(withENIs(&service.Request{Service: svc, Settings: s, ClusterID: "c1", Identity: service.IdentityOf(svc, "c1"), Backends: backends}, map[string]string{"10.0.0.1": "eni-1"}))
 			groups := map[clb.PortKey]string{}
 			for _, g := range m.Groups {
 				groups[g.ServicePort] = g.Name

@@ -31,7 +31,7 @@ func TestModelVirtualNodePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &service.Request{Service: svc, Settings: s, ClusterID: "c1", Backends: service.ComputeBackends(svc, s, nodes, slices)}
+	req := &service.Request{Service: svc, Settings: s, ClusterID: "c1", Identity: service.IdentityOf(svc, "c1"), Backends: service.ComputeBackends(svc, s, nodes, slices)}
 	m := clb.BuildModel(withENIs(req, map[string]string{"10.9.0.1": "eni-eci1"}))
 	if len(m.Groups) != 1 || m.Groups[0].Name != "k8s/30080/web/default/c1" {
 		t.Fatalf("groups %+v", m.Groups)

@@ -333,7 +333,7 @@ func TestBuildModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := BuildModel(&service.Request{Service: s, Settings: settings, Backends: tc.backends, ClusterID: "c1"}, tc.addr)
+			m := BuildModel(&service.Request{Service: s, Settings: settings, Backends: tc.backends, ClusterID: "c1", Identity: service.IdentityOf(s, "c1")}, tc.addr)
 			var groups, listeners, servers []string
 			for _, g := range m.Groups {
 				groups = append(groups, g.Name+"/"+g.Protocol+"/"+g.Type)

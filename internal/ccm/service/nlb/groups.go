@@ -38,7 +38,7 @@ func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
 // own nodePort, behind that team's load balancer. Any other group counts
 // as missing, and the sync fails naming it before any member is written.
 func (p *Provider) planGroups(ctx context.Context, req *service.Request, m *Model, lbID string) (GroupPlan, error) {
-	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity().Name)
+	owned, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity.Name)
 	if err != nil {
 		return GroupPlan{}, fmt.Errorf("list server groups: %w", err)
 	}
@@ -82,7 +82,7 @@ func (p *Provider) syncGroups(ctx context.Context, req *service.Request, vpcID s
 	s := req.Settings
 	fresh := map[int32]bool{}
 	if len(plan.Create) > 0 {
-		tags := req.Identity().Tags
+		tags := req.Identity.Tags
 		var jobs []string
 		for _, g := range plan.Create {
 			id, job, err := p.api.createGroup(ctx, vpcID, g, tags)

@@ -130,7 +130,7 @@ func request(t *testing.T, s *corev1.Service, nodes []string, weights map[string
 			b[sp.Port] = append(b[sp.Port], service.Target{NodeName: "node-" + n, InstanceID: n, Port: sp.NodePort, Weight: w})
 		}
 	}
-	return &service.Request{Service: s, Settings: settings, Backends: b, ClusterID: clusterID}
+	return &service.Request{Service: s, Settings: settings, Backends: b, ClusterID: clusterID, Identity: service.IdentityOf(s, clusterID)}
 }
 
 // ensure runs Ensure until it stops asking for a retry (at most 20 times)

@@ -170,7 +170,7 @@ func groupProtocol(listenerProto string) string {
 // its settings and targets.
 func BuildModel(req *service.Request, addr Addresses) *Model {
 	s := req.Settings
-	ref := req.Identity().Ref
+	ref := req.Identity.Ref
 	m := &Model{Ref: ref}
 	eni := s.Backend.Type == annotations.BackendENI
 	typ := groupType(s)

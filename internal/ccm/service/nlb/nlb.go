@@ -122,7 +122,8 @@ func facts(lb *lbInfo) *service.LoadBalancer {
 	return &service.LoadBalancer{
 		ID: lb.ID, Tags: lb.Tags, VpcID: lb.VpcID, AddressType: strings.ToLower(lb.AddressType),
 		ResourceGroupID: lb.ResourceGroup, Addresses: []string{lb.DNSName}, Native: lb,
-		Created: lb.Created,
+		Created:    lb.Created,
+		Attributes: annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup},
 	}
 }
 
@@ -165,7 +166,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if created {
 		klog.FromContext(ctx).Info("Created load balancer", "loadBalancer", lb.ID)
 	} else {
-		for _, ch := range annotations.ImmutableChanges(annotations.CloudLBAttributes{IPVersion: lb.AddressIPVersion, ResourceGroupID: lb.ResourceGroup}, s) {
+		for _, ch := range req.Immutable {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
 		if err := reuseVPCProblem(lb.ID, lb.VpcID, p.opts.VpcID, s); err != nil {
@@ -464,7 +465,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 	r.AddressType = addressType(annotations.Or(lbs.AddressType, annotations.DefaultAddressType))
 	r.AddressIpVersion = annotations.Or(lbs.IPVersion, annotations.DefaultIPVersion)
 	r.VpcId = p.opts.VpcID
-	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity().Name)
+	r.LoadBalancerName = annotations.Or(lbs.Name, req.Identity.Name)
 	r.LoadBalancerBillingConfig.PayType = "PostPay"
 	r.DeletionProtectionConfig.Enabled, r.DeletionProtectionConfig.Reason = "true", protectionReason
 	r.ModificationProtectionConfig.Status, r.ModificationProtectionConfig.Reason = "ConsoleProtection", protectionReason
@@ -479,7 +480,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		ids := append([]string(nil), lbs.SecurityGroupIDs...)
 		r.SecurityGroupIds = &ids
 	}
-	tags := append(slices.Clone(req.Identity().Tags), lbs.AdditionalTags...)
+	tags := append(slices.Clone(req.Identity.Tags), lbs.AdditionalTags...)
 	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
 		tags = append(tags, rec)
 	}

@@ -19,8 +19,8 @@ import (
 
 // deleteOwnedGroups deletes every server group of the Service.
 func (p *Provider) deleteOwnedGroups(ctx context.Context, req *service.Request) (int, error) {
-	ref := req.Identity().Ref
-	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity().Name)
+	ref := req.Identity.Ref
+	groups, err := p.api.groupsByTag(ctx, naming.TagKeyDefaultName, req.Identity.Name)
 	if err != nil {
 		return 0, fmt.Errorf("list server groups: %w", err)
 	}
@@ -110,7 +110,7 @@ func boundIDs(m *Model) map[string]bool {
 // group named for a Service is skipped (the CCM's groups of another
 // Service are never bindable); the others cost one read each.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
-	ref := req.Identity().Ref
+	ref := req.Identity.Ref
 	listeners, err := p.api.listeners(ctx, lbID)
 	if err != nil {
 		return fmt.Errorf("list listeners of %s: %w", lbID, err)

@@ -276,7 +276,7 @@ func (p *Provider) findSourceRangeGroups(ctx context.Context, req *service.Reque
 	if !p.owedGroups.Has(req.Service.UID) && len(sr.ranges.Prefixes) == 0 && len(lb.SecurityGroupIDs) == 0 {
 		return sr, nil
 	}
-	owned, err := p.api.ownSecurityGroups(ctx, req.Identity().Tags)
+	owned, err := p.api.ownSecurityGroups(ctx, req.Identity.Tags)
 	if err != nil {
 		return nil, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
 	}
@@ -321,7 +321,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		sr.label = &none
 		return warnings, p.dropSourceRangeGroups(ctx, req, lb.ID, sr.owned, joined)
 	}
-	self := req.Identity().Ref
+	self := req.Identity.Ref
 	desc := SecurityGroupRuleDescription(self.Namespace, self.Name, self.ClusterID)
 	owned := append([]string(nil), sr.owned...)
 	sort.SliceStable(owned, func(i, j int) bool { return joined(owned[i]) && !joined(owned[j]) })
@@ -339,7 +339,7 @@ func (p *Provider) syncSourceRanges(ctx context.Context, req *service.Request, l
 		if vpcID == "" {
 			vpcID = p.opts.VpcID
 		}
-		id, err := p.api.createSecurityGroup(ctx, naming.NLBSecurityGroupName(req.Identity().Name), desc, vpcID, lb.ResourceGroup, req.Identity().Tags)
+		id, err := p.api.createSecurityGroup(ctx, naming.NLBSecurityGroupName(req.Identity.Name), desc, vpcID, lb.ResourceGroup, req.Identity.Tags)
 		if err != nil {
 			return nil, fmt.Errorf("create the security group of loadBalancerSourceRanges: %w", err)
 		}
@@ -422,7 +422,7 @@ func (p *Provider) dropSourceRangeGroups(ctx context.Context, req *service.Reque
 // removal, and a Service deleted before that sync completed would
 // otherwise leave it for good. One read per deletion.
 func (p *Provider) deleteSourceRangeGroups(ctx context.Context, req *service.Request, reused []string) (int, error) {
-	owned, err := p.api.ownSecurityGroups(ctx, req.Identity().Tags)
+	owned, err := p.api.ownSecurityGroups(ctx, req.Identity.Tags)
 	if err != nil {
 		return 0, fmt.Errorf("find the security group of loadBalancerSourceRanges: %w", err)
 	}
