@@ -33,7 +33,7 @@ func sharedRequest(t *testing.T, n int, force, shared bool) *service.Request {
 	if shared {
 		b.SharedWith = []string{"team-b/web"}
 	}
-	return &service.Request{Service: svc, Settings: s, ClusterID: ref.ClusterID, Binding: b}
+	return &service.Request{Service: svc, Settings: s, ClusterID: ref.ClusterID, Identity: service.IdentityOf(svc, ref.ClusterID), Binding: b}
 }
 
 // groupsPlan plans m against the given existing groups of ours, as
