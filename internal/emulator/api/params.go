@@ -77,6 +77,33 @@ func (p Params) Required(key string) (string, error) {
 	return v, nil
 }
 
+// RequiredAll returns the values of keys, in order, or the
+// MissingParameter error of the first one absent or empty, as reading them
+// one by one with Required would.
+func (p Params) RequiredAll(keys ...string) ([]string, error) {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		v, err := p.Required(k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Lookup finds the resource that the required parameter key names with
+// find, which answers the product's not-found error: a handler gets its
+// resource, or the error to answer, in one call.
+func Lookup[T any](req *Request, key string, find func(req *Request, id string) (T, error)) (T, error) {
+	id, err := req.Params.Required(key)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return find(req, id)
+}
+
 // Int returns key as an integer, def when absent, or InvalidParameter.
 func (p Params) Int(key string, def int) (int, error) {
 	v, ok := p.Get(key)

@@ -267,17 +267,8 @@ func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, i)
 	}
-	list, keys := api.SortByKey(list, func(i *Instance) string { return api.SeqKey(i.Seq) })
-	out, start, end, err := paging(p, keys, 10, 100, 100)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, i := range list[start:end] {
-		items = append(items, s.instanceView(i, req.Now))
-	}
-	out["Instances"] = map[string]any{"Instance": items}
-	return out, nil
+	view := func(i *Instance) map[string]any { return s.instanceView(i, req.Now) }
+	return pagedList(p, list, func(i *Instance) int64 { return i.Seq }, 100, 100, "Instances", "Instance", view)
 }
 
 // nameMatch supports the trailing * wildcard InstanceName accepts.
@@ -363,14 +354,11 @@ func (s *Service) runInstances(req *api.Request) (map[string]any, error) {
 		return map[string]any{"InstanceIdSets": map[string]any{"InstanceIdSet": ids}, "OrderId": "", "TradePrice": 0}, nil
 	}
 	p := req.Params
-	image, err := p.Required("ImageId")
+	required, err := p.RequiredAll("ImageId", "InstanceType")
 	if err != nil {
 		return nil, err
 	}
-	itype, err := p.Required("InstanceType")
-	if err != nil {
-		return nil, err
-	}
+	image, itype := required[0], required[1]
 	if !instanceTypeRe.MatchString(itype) {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q does not exist or is beyond the permitted range.", itype)
 	}
@@ -629,11 +617,7 @@ var instanceAttributeFields = []string{
 // in the older single-instance shape: IoOptimized is the string
 // "optimized", OperationLocks lists LockReason objects.
 func (s *Service) describeInstanceAttribute(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("InstanceId")
-	if err != nil {
-		return nil, err
-	}
-	i, err := s.regionInstance(req, id)
+	i, err := api.Lookup(req, "InstanceId", s.regionInstance)
 	if err != nil {
 		return nil, err
 	}

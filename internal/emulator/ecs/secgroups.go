@@ -34,11 +34,7 @@ func (s *Service) regionSG(req *api.Request, id string) (*SecurityGroup, error) 
 // requestSG returns the group named by the SecurityGroupId parameter, which
 // every per-group action requires.
 func (s *Service) requestSG(req *api.Request) (*SecurityGroup, error) {
-	id, err := req.Params.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	return s.regionSG(req, id)
+	return api.Lookup(req, "SecurityGroupId", s.regionSG)
 }
 
 func (s *Service) sortedSGs() []*SecurityGroup {
@@ -143,16 +139,10 @@ func (s *Service) describeSecurityGroups(req *api.Request) (map[string]any, erro
 		}
 		list = append(list, g)
 	}
-	list, keys := api.SortByKey(list, func(g *SecurityGroup) string { return api.SeqKey(g.Seq) })
-	out, start, end, err := paging(p, keys, 10, 50, 100)
+	out, err := pagedList(p, list, func(g *SecurityGroup) int64 { return g.Seq }, 50, 100, "SecurityGroups", "SecurityGroup", s.sgView)
 	if err != nil {
 		return nil, err
 	}
-	items := []map[string]any{}
-	for _, g := range list[start:end] {
-		items = append(items, s.sgView(g))
-	}
-	out["SecurityGroups"] = map[string]any{"SecurityGroup": items}
 	out["RegionId"] = req.RegionID
 	return out, nil
 }

@@ -148,11 +148,7 @@ func (s *Service) listener(req *api.Request, id string) (*Listener, error) {
 
 // requestedListener returns the listener named by the request's required ListenerId.
 func (s *Service) requestedListener(req *api.Request) (*Listener, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, err
-	}
-	return s.listener(req, id)
+	return api.Lookup(req, "ListenerId", s.listener)
 }
 
 // listenerGone reports whether l or its load balancer finished deleting.

@@ -170,11 +170,7 @@ func (s *Service) lb(req *api.Request, id string) (*LoadBalancer, error) {
 
 // lbParam reads the required LoadBalancerId and returns that LB.
 func (s *Service) lbParam(req *api.Request) (*LoadBalancer, error) {
-	id, err := req.Params.Required("LoadBalancerId")
-	if err != nil {
-		return nil, err
-	}
-	return s.lb(req, id)
+	return api.Lookup(req, "LoadBalancerId", s.lb)
 }
 
 // lbForUpdate returns an LB a mutation may touch: not Provisioning and not

@@ -183,11 +183,7 @@ func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error)
 // sgForUpdate returns the group named by ServerGroupId unless a job on it
 // is in flight.
 func (s *Service) sgForUpdate(req *api.Request) (*ServerGroup, error) {
-	id, err := req.Params.Required("ServerGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.serverGroup(req, id)
+	g, err := api.Lookup(req, "ServerGroupId", s.serverGroup)
 	if err != nil {
 		return nil, err
 	}

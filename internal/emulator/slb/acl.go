@@ -21,11 +21,13 @@ func errACLNotFound(id string) error {
 	return api.NotFound("ResourceNotFound.Acl", "The specified AclId %s does not exist.", id)
 }
 
+// acl returns the ACL the request's required AclId names.
 func (s *Service) acl(req *api.Request) (*ACL, error) {
-	id, err := req.Params.Required("AclId")
-	if err != nil {
-		return nil, err
-	}
+	return api.Lookup(req, "AclId", s.regionACL)
+}
+
+// regionACL returns the ACL id of the request's region.
+func (s *Service) regionACL(req *api.Request, id string) (*ACL, error) {
 	a := s.state.ACLs[id]
 	if a == nil || a.RegionID != req.RegionID {
 		return nil, errACLNotFound(id)

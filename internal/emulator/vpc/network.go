@@ -318,18 +318,11 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 		return map[string]any{"VSwitchId": ids[0]}, nil
 	}
 	p := req.Params
-	vpcID, err := p.Required("VpcId")
+	required, err := p.RequiredAll("VpcId", "ZoneId", "CidrBlock")
 	if err != nil {
 		return nil, err
 	}
-	zone, err := p.Required("ZoneId")
-	if err != nil {
-		return nil, err
-	}
-	cidr, err := p.Required("CidrBlock")
-	if err != nil {
-		return nil, err
-	}
+	vpcID, zone, cidr := required[0], required[1], required[2]
 	tags := p.Tags()
 	if err := validTags(tags); err != nil {
 		return nil, err

@@ -154,14 +154,11 @@ func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
 		return map[string]any{"RouteEntryId": ids[0]}, nil
 	}
 	p := req.Params
-	tableID, err := p.Required("RouteTableId")
+	required, err := p.RequiredAll("RouteTableId", "DestinationCidrBlock")
 	if err != nil {
 		return nil, err
 	}
-	dst, err := p.Required("DestinationCidrBlock")
-	if err != nil {
-		return nil, err
-	}
+	tableID, dst := required[0], required[1]
 	hopType, hopID := p.String("NextHopType"), p.String("NextHopId")
 	if hops := p.Objects("NextHopList"); len(hops) > 0 {
 		return nil, api.InvalidParameter("NextHopList", "ECMP routes (NextHopList) are not supported by the emulator.")
