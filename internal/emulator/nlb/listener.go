@@ -99,16 +99,11 @@ type Listener struct {
 	TransitionUntil time.Time `json:"transitionUntil"`
 	// CreatedAt is when the listener was created.
 	CreatedAt time.Time `json:"createdAt"`
-	// DeletedAt, when set, is when the listener's deletion job ends:
-	// Deleting before, gone after. Zero for a live listener.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// deletion is the listener's deletion job: Deleting before, gone
+	// after.
+	deletion
 	// Seq orders listeners by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// gone reports whether the listener's deletion finished by now.
-func (l *Listener) gone(now time.Time) bool {
-	return !l.DeletedAt.IsZero() && !now.Before(l.DeletedAt)
 }
 
 func (l *Listener) status(now time.Time) string {

@@ -85,17 +85,13 @@ type LoadBalancer struct {
 	Tags []api.Tag `json:"tags,omitempty"`
 	// CreatedAt is the CreateTime.
 	CreatedAt time.Time `json:"createdAt"`
-	// ReadyAt ends the Provisioning status after creation.
-	ReadyAt time.Time `json:"readyAt"`
-	// ConfiguringUntil ends the Configuring status of an LB-level update.
-	ConfiguringUntil time.Time `json:"configuringUntil"`
-	// BusyUntil ends the lock of the last job on the LB or its listeners
-	// (Conflict.Lock before).
-	BusyUntil time.Time `json:"busyUntil"`
-	// DeletedAt, when set, is when the LB's deletion job ends: it is
-	// Deleting before and gone after (a failed create rolls back the same
-	// way). Zero for a live LB.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// jobTimes end the Provisioning status, an LB-level update's
+	// Configuring status and the lock of the last job on the LB or its
+	// listeners.
+	jobTimes
+	// deletion is the LB's deletion job: Deleting before, gone after (a
+	// failed create rolls back the same way).
+	deletion
 	// CreateFailed marks an LB whose create job failed (LBCreateFailed
 	// once ReadyAt passed).
 	CreateFailed bool `json:"createFailed,omitempty"`
@@ -151,10 +147,28 @@ func (lb *LoadBalancer) status(now time.Time) string {
 	return LBActive
 }
 
-// gone reports whether the LB's deletion finished by now: every read
-// treats it as absent, and the next mutating call removes it.
-func (lb *LoadBalancer) gone(now time.Time) bool {
-	return !lb.DeletedAt.IsZero() && !now.Before(lb.DeletedAt)
+// jobTimes are the times the jobs on a load balancer or server group set;
+// its statuses and locks are computed from them, so reads never mutate.
+type jobTimes struct {
+	// ReadyAt ends the creation status (Provisioning, Creating).
+	ReadyAt time.Time `json:"readyAt"`
+	// ConfiguringUntil ends the Configuring status of an update.
+	ConfiguringUntil time.Time `json:"configuringUntil"`
+	// BusyUntil ends the lock of the last job (Conflict.Lock before).
+	BusyUntil time.Time `json:"busyUntil"`
+}
+
+// deletion is when a resource's deletion (or rollback) ends.
+type deletion struct {
+	// DeletedAt, when set, is when the deletion ends; zero for a live
+	// resource.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
+}
+
+// gone reports whether the deletion finished by now: every read treats
+// the resource as absent, and the next mutating call removes it.
+func (d deletion) gone(now time.Time) bool {
+	return !d.DeletedAt.IsZero() && !now.Before(d.DeletedAt)
 }
 
 func (lb *LoadBalancer) dnsName() string { return lb.ID + "." + lb.RegionID + ".nlb.aliyuncs.com" }
@@ -383,7 +397,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		VpcID: vpcID, RegionID: req.RegionID, AccountID: req.AccountID, ResourceGroupID: p.String("ResourceGroupId"),
 		PayType: payType, BandwidthPackageID: bwp, CrossZoneEnabled: true, Zones: mappings, SecurityGroupIDs: sgs,
 		ModificationProtection: Protection{Status: modStatus, Reason: p.String("ModificationProtectionConfig.Reason")},
-		Tags:                   tags, CreatedAt: req.Now, ReadyAt: req.Now.Add(s.st.Settings().Delay(store.DelayNLBProvisioning)), Seq: s.state.next(),
+		Tags:                   tags, CreatedAt: req.Now, jobTimes: jobTimes{ReadyAt: req.Now.Add(s.st.Settings().Delay(store.DelayNLBProvisioning))}, Seq: s.state.next(),
 	}
 	if ipVersion == "DualStack" {
 		lb.IPv6AddressType = "Intranet"

@@ -78,24 +78,15 @@ type ServerGroup struct {
 	Tags []api.Tag `json:"tags,omitempty"`
 	// CreatedAt is when the group was created.
 	CreatedAt time.Time `json:"createdAt"`
-	// ReadyAt ends the Creating status after creation.
-	ReadyAt time.Time `json:"readyAt"`
-	// ConfiguringUntil ends the Configuring status of an update.
-	ConfiguringUntil time.Time `json:"configuringUntil"`
-	// BusyUntil ends the lock of the last job on the group (Conflict.Lock
-	// before).
-	BusyUntil time.Time `json:"busyUntil"`
-	// DeletedAt, when set, is when a group whose create job failed
-	// disappears (rolled back); zero otherwise. A deleted group goes at
-	// once: only its job reports Processing.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// jobTimes end the Creating status, an update's Configuring status
+	// and the lock of the last job on the group.
+	jobTimes
+	// deletion is set for a group whose create job failed: it disappears
+	// (rolled back) then. A deleted group goes at once: only its job
+	// reports Processing.
+	deletion
 	// Seq orders groups by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// gone reports whether a rolled-back group has disappeared by now.
-func (g *ServerGroup) gone(now time.Time) bool {
-	return !g.DeletedAt.IsZero() && !now.Before(g.DeletedAt)
 }
 
 // HealthCheck is a server group's health check configuration.

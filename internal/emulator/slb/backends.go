@@ -328,19 +328,27 @@ func (s *Service) setBackendServers(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	reweigh(lb.BackendServers, reqs)
+	return defaultBackendResponse(lb, true), nil
+}
+
+// reweigh sets the weight and description each request gives (when it
+// gives them) on the members it matches; members no request names keep
+// theirs, as Set*BackendServers does.
+func reweigh(members []Backend, reqs []backendReq) {
 	for _, r := range reqs {
-		for i := range lb.BackendServers {
-			if matchBackend(lb.BackendServers[i], r) {
-				if r.HasWeight {
-					lb.BackendServers[i].Weight = r.Weight
-				}
-				if r.Description != "" {
-					lb.BackendServers[i].Description = r.Description
-				}
+		for i := range members {
+			if !matchBackend(members[i], r) {
+				continue
+			}
+			if r.HasWeight {
+				members[i].Weight = r.Weight
+			}
+			if r.Description != "" {
+				members[i].Description = r.Description
 			}
 		}
 	}
-	return defaultBackendResponse(lb, true), nil
 }
 
 // describeHealthStatus reports each backend of each listener (optionally

@@ -182,12 +182,20 @@ func (s *Service) describeVServerGroupAttribute(req *api.Request) (map[string]an
 	return out, nil
 }
 
-func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
+// groupChange reads a membership change of a vServer group: the group
+// (which must accept changes), its load balancer and the servers listed
+// under key.
+func (s *Service) groupChange(req *api.Request, key string) (*VServerGroup, *LoadBalancer, []backendReq, error) {
 	g, lb, err := s.mutableGroup(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
+	reqs, err := s.parseBackends(req.Params, key, true)
+	return g, lb, reqs, err
+}
+
+func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
+	g, lb, reqs, err := s.groupChange(req, "BackendServers")
 	if err != nil {
 		return nil, err
 	}
@@ -204,11 +212,7 @@ func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]an
 }
 
 func (s *Service) removeVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
-	g, _, err := s.mutableGroup(req)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
+	g, _, reqs, err := s.groupChange(req, "BackendServers")
 	if err != nil {
 		return nil, err
 	}
@@ -218,11 +222,7 @@ func (s *Service) removeVServerGroupBackendServers(req *api.Request) (map[string
 }
 
 func (s *Service) modifyVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
-	g, lb, err := s.mutableGroup(req)
-	if err != nil {
-		return nil, err
-	}
-	olds, err := s.parseBackends(req.Params, "OldBackendServers", true)
+	g, lb, olds, err := s.groupChange(req, "OldBackendServers")
 	if err != nil {
 		return nil, err
 	}
@@ -270,18 +270,7 @@ func (s *Service) setVServerGroupAttribute(req *api.Request) (map[string]any, er
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range reqs {
-		for i := range g.Backends {
-			if matchBackend(g.Backends[i], r) {
-				if r.HasWeight {
-					g.Backends[i].Weight = r.Weight
-				}
-				if r.Description != "" {
-					g.Backends[i].Description = r.Description
-				}
-			}
-		}
-	}
+	reweigh(g.Backends, reqs)
 	if len(reqs) > 0 {
 		s.touchGroup(req, g)
 	}
