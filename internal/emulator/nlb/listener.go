@@ -498,12 +498,17 @@ func (s *Service) updateListenerAttribute(req *api.Request) (map[string]any, err
 		}
 		upd.ServerGroupID = sg
 	}
+	return s.reconfigureListener(req, l, lb, func() { *l = upd })
+}
+
+// reconfigureListener applies change to l unless the request is a dry
+// run, and answers the job during which l reports Configuring.
+func (s *Service) reconfigureListener(req *api.Request, l *Listener, lb *LoadBalancer, change func()) (map[string]any, error) {
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	*l = upd
-	j := s.transition(req, l, lb, LsnConfiguring, l.Status)
-	return map[string]any{"JobId": j.ID}, nil
+	change()
+	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
 }
 
 func (s *Service) deleteListener(req *api.Request) (map[string]any, error) {
@@ -624,11 +629,7 @@ func (s *Service) associateCertificates(req *api.Request) (map[string]any, error
 	if len(next) > maxAdditionalCertificates {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.AdditionalCertificatesNum", "A listener can have at most %d additional certificates.", maxAdditionalCertificates)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	l.AdditionalCertIDs = next
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
+	return s.reconfigureListener(req, l, lb, func() { l.AdditionalCertIDs = next })
 }
 
 func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, error) {
@@ -641,15 +642,7 @@ func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, er
 			return nil, api.NotFound("ResourceNotFound.certificate", "The certificate %s is not an additional certificate of listener %s.", id, l.ID)
 		}
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	var keep []string
-	for _, id := range l.AdditionalCertIDs {
-		if !slices.Contains(ids, id) {
-			keep = append(keep, id)
-		}
-	}
-	l.AdditionalCertIDs = keep
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
+	return s.reconfigureListener(req, l, lb, func() {
+		l.AdditionalCertIDs = without(l.AdditionalCertIDs, ids)
+	})
 }

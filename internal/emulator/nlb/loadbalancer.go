@@ -655,16 +655,24 @@ func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
+	return s.reconfigureLB(req, lb, func() {
+		if name != "" {
+			lb.Name = name
+		}
+		lb.CrossZoneEnabled, lb.TrafficAffinityEnabled, lb.Cps = cross, affinity, cps
+		if len(sgs) > 0 {
+			lb.SecurityGroupIDs = sgs
+		}
+	})
+}
+
+// reconfigureLB applies change to lb unless the request is a dry run, and
+// answers the LB-level job that then holds it Configuring and locked.
+func (s *Service) reconfigureLB(req *api.Request, lb *LoadBalancer, change func()) (map[string]any, error) {
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	if name != "" {
-		lb.Name = name
-	}
-	lb.CrossZoneEnabled, lb.TrafficAffinityEnabled, lb.Cps = cross, affinity, cps
-	if len(sgs) > 0 {
-		lb.SecurityGroupIDs = sgs
-	}
+	change()
 	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
 }
 
@@ -750,18 +758,16 @@ func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[str
 		}
 		eips[zone] = o.String("AllocationId")
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.AddressType = addrType
-	for _, z := range lb.Zones {
-		if addrType == "Internet" {
-			s.setPublic(z, eips[z.ZoneID])
-		} else {
-			z.PublicIPv4, z.AllocationID = "", ""
+	return s.reconfigureLB(req, lb, func() {
+		lb.AddressType = addrType
+		for _, z := range lb.Zones {
+			if addrType == "Internet" {
+				s.setPublic(z, eips[z.ZoneID])
+			} else {
+				z.PublicIPv4, z.AllocationID = "", ""
+			}
 		}
-	}
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	})
 }
 
 func (s *Service) updateLoadBalancerProtection(req *api.Request) (map[string]any, error) {
@@ -878,11 +884,7 @@ func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
 	if len(next) > maxSecurityGroups {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups; %s would have %d.", maxSecurityGroups, lb.ID, len(next))
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.SecurityGroupIDs = next
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.SecurityGroupIDs = next })
 }
 
 func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
@@ -890,17 +892,20 @@ func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
+	return s.reconfigureLB(req, lb, func() {
+		lb.SecurityGroupIDs = without(lb.SecurityGroupIDs, ids)
+	})
+}
+
+// without is ids less the ones in drop, in order (nil when none is left).
+func without(ids, drop []string) []string {
 	var keep []string
-	for _, id := range lb.SecurityGroupIDs {
-		if !slices.Contains(ids, id) {
+	for _, id := range ids {
+		if !slices.Contains(drop, id) {
 			keep = append(keep, id)
 		}
 	}
-	lb.SecurityGroupIDs = keep
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return keep
 }
 
 // bandwidthPackageChange returns the load balancer an Attach/Detach
@@ -931,11 +936,7 @@ func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, erro
 	if lb.BandwidthPackageID != "" {
 		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is already associated with bandwidth package %s.", lb.ID, lb.BandwidthPackageID)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.BandwidthPackageID = id
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.BandwidthPackageID = id })
 }
 
 func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, error) {
@@ -946,11 +947,7 @@ func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, erro
 	if lb.BandwidthPackageID != id {
 		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is not associated with bandwidth package %s.", lb.ID, id)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.BandwidthPackageID = ""
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.BandwidthPackageID = "" })
 }
 
 // dedupe drops empty and repeated ids, keeping the first occurrence.
