@@ -456,16 +456,8 @@ func (s *Service) listListeners(req *api.Request) (map[string]any, error) {
 		}
 		match = append(match, l)
 	}
-	match, keys := api.SortByKey(match, func(l *Listener) string { return api.SeqKey(l.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, l := range match[start:end] {
-		items = append(items, s.listenerView(l, req.Now))
-	}
-	return map[string]any{"Listeners": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(l *Listener) string { return api.SeqKey(l.Seq) }, "Listeners",
+		func(l *Listener) map[string]any { return s.listenerView(l, req.Now) })
 }
 
 func (s *Service) updateListenerAttribute(req *api.Request) (map[string]any, error) {

@@ -557,16 +557,8 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 			match = append(match, lb)
 		}
 	}
-	match, keys := api.SortByKey(match, func(lb *LoadBalancer) string { return api.SeqKey(lb.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, lb := range match[start:end] {
-		items = append(items, s.lbView(lb, req.Now, false))
-	}
-	return map[string]any{"LoadBalancers": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(lb *LoadBalancer) string { return api.SeqKey(lb.Seq) }, "LoadBalancers",
+		func(lb *LoadBalancer) map[string]any { return s.lbView(lb, req.Now, false) })
 }
 
 func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {

@@ -387,3 +387,19 @@ func (s *Service) securityGroupUsers(sgID string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// cursorList answers a List* action: items in key order, paged by
+// MaxResults/NextToken (20 by default, at most 100), their views under
+// field with the total and the paging fields.
+func cursorList[T any](p api.Params, items []T, key func(T) string, field string, view func(T) map[string]any) (map[string]any, error) {
+	items, keys := api.SortByKey(items, key)
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	page := make([]map[string]any, 0, end-start)
+	for _, t := range items[start:end] {
+		page = append(page, view(t))
+	}
+	return map[string]any{field: page, "TotalCount": len(items), "MaxResults": maxResults, "NextToken": next}, nil
+}

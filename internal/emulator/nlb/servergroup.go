@@ -409,16 +409,8 @@ func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
 		}
 		match = append(match, g)
 	}
-	match, keys := api.SortByKey(match, func(g *ServerGroup) string { return api.SeqKey(g.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, g := range match[start:end] {
-		items = append(items, s.sgView(g, req.Now))
-	}
-	return map[string]any{"ServerGroups": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(g *ServerGroup) string { return api.SeqKey(g.Seq) }, "ServerGroups",
+		func(g *ServerGroup) map[string]any { return s.sgView(g, req.Now) })
 }
 
 func (s *Service) updateServerGroupAttribute(req *api.Request) (map[string]any, error) {
@@ -736,14 +728,5 @@ func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, erro
 			rows = append(rows, item{fmt.Sprintf("%s/%s/%s/%05d", api.SeqKey(g.Seq), api.SeqKey(sv.Seq), sv.ID, sv.Port), row})
 		}
 	}
-	rows, keys := api.SortByKey(rows, func(r item) string { return r.key })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	page := make([]map[string]any, 0, end-start)
-	for _, r := range rows[start:end] {
-		page = append(page, r.out)
-	}
-	return map[string]any{"Servers": page, "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, rows, func(r item) string { return r.key }, "Servers", func(r item) map[string]any { return r.out })
 }
