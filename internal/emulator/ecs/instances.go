@@ -218,21 +218,16 @@ func familyOf(t string) string {
 
 func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	ids, err := jsonIDs(p, "InstanceIds", 100)
-	if err != nil {
-		return nil, err
-	}
-	ips, err := jsonIDs(p, "PrivateIpAddresses", 100)
-	if err != nil {
-		return nil, err
-	}
-	pubs, err := jsonIDs(p, "PublicIpAddresses", 100)
-	if err != nil {
-		return nil, err
-	}
-	eips, err := jsonIDs(p, "EipAddresses", 100)
-	if err != nil {
-		return nil, err
+	var ids, ips, pubs, eips []string
+	for _, f := range []struct {
+		key string
+		to  *[]string
+	}{{"InstanceIds", &ids}, {"PrivateIpAddresses", &ips}, {"PublicIpAddresses", &pubs}, {"EipAddresses", &eips}} {
+		v, err := jsonIDs(p, f.key, 100)
+		if err != nil {
+			return nil, err
+		}
+		*f.to = v
 	}
 	status, err := p.Enum("Status", "", StatusPending, StatusRunning, StatusStarting, StatusStopping, StatusStopped)
 	if err != nil {

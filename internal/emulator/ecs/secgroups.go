@@ -462,11 +462,11 @@ func (s *Service) modifySecurityGroupRule(req *api.Request) (map[string]any, err
 }
 
 func (s *Service) modifySecurityGroupAttribute(req *api.Request) (map[string]any, error) {
-	p := req.Params
 	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
+	p := req.Params
 	if name := p.String("SecurityGroupName"); name != "" {
 		if len(name) > 128 || strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
 			return nil, api.Errorf(http.StatusBadRequest, "InvalidSecurityGroupName.Malformed", "The specified SecurityGroupName %q is not valid.", name)

@@ -144,23 +144,24 @@ type Server struct {
 }
 
 func (g *ServerGroup) status(now time.Time) string {
-	switch {
-	case now.Before(g.ReadyAt):
-		return SGCreating
-	case now.Before(g.ConfiguringUntil):
-		return SGConfiguring
-	}
-	return SGAvailable
+	return phase(now, g.ReadyAt, g.ConfiguringUntil, SGCreating, SGConfiguring, SGAvailable)
 }
 
 func (sv *Server) status(now time.Time) string {
+	return phase(now, sv.ReadyAt, sv.ConfiguringUntil, ServerAdding, ServerConfiguring, ServerAvailable)
+}
+
+// phase is the status at now of something created until ready and
+// configured until configuring: the statuses are computed, so reads never
+// mutate.
+func phase(now, ready, configuring time.Time, creating, configuringStatus, settled string) string {
 	switch {
-	case now.Before(sv.ReadyAt):
-		return ServerAdding
-	case now.Before(sv.ConfiguringUntil):
-		return ServerConfiguring
+	case now.Before(ready):
+		return creating
+	case now.Before(configuring):
+		return configuringStatus
 	}
-	return ServerAvailable
+	return settled
 }
 
 func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error) {

@@ -194,6 +194,12 @@ func (s *Service) groupChange(req *api.Request, key string) (*VServerGroup, *Loa
 	return g, lb, reqs, err
 }
 
+// touched records a membership change of g and answers with its members.
+func (s *Service) touched(req *api.Request, g *VServerGroup) map[string]any {
+	s.touchGroup(req, g)
+	return groupResponse(g)
+}
+
 func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
 	g, lb, reqs, err := s.groupChange(req, "BackendServers")
 	if err != nil {
@@ -207,8 +213,7 @@ func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]an
 		return nil, err
 	}
 	g.Backends, _ = mergeBackends(g.Backends, add)
-	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return s.touched(req, g), nil
 }
 
 func (s *Service) removeVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
@@ -217,8 +222,7 @@ func (s *Service) removeVServerGroupBackendServers(req *api.Request) (map[string
 		return nil, err
 	}
 	g.Backends = removeMatching(g.Backends, reqs)
-	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return s.touched(req, g), nil
 }
 
 func (s *Service) modifyVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
@@ -251,8 +255,7 @@ func (s *Service) modifyVServerGroupBackendServers(req *api.Request) (map[string
 		return nil, err
 	}
 	g.Backends, _ = mergeBackends(remaining, add)
-	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return s.touched(req, g), nil
 }
 
 func (s *Service) setVServerGroupAttribute(req *api.Request) (map[string]any, error) {

@@ -183,13 +183,24 @@ func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
 	return map[string]any{"RouteEntryId": e.ID}, nil
 }
 
-func (s *Service) createRouteEntries(req *api.Request) (map[string]any, error) {
+// routeEntryItems returns the RouteEntries.N of a batch call (verb is
+// what the call does to them, for the message): at least one, at most the
+// per-call quota.
+func (s *Service) routeEntryItems(req *api.Request, verb string) ([]api.Params, error) {
 	items := req.Params.Objects("RouteEntries")
 	if len(items) == 0 {
 		return nil, api.MissingParameter("RouteEntries")
 	}
 	if q := s.st.Settings().Quota(store.QuotaVPCRouteEntriesPerCall); len(items) > q {
-		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be created in one call, got %d.", q, len(items))
+		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be %s in one call, got %d.", q, verb, len(items))
+	}
+	return items, nil
+}
+
+func (s *Service) createRouteEntries(req *api.Request) (map[string]any, error) {
+	items, err := s.routeEntryItems(req, "created")
+	if err != nil {
+		return nil, err
 	}
 	for _, it := range items {
 		if t, ok := s.state.RouteTables[it.String("RouteTableId")]; ok && t.RegionID == req.RegionID && s.vpcBusy(t, req.Now) {
@@ -310,12 +321,9 @@ func (s *Service) deleteRouteEntry(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteRouteEntries(req *api.Request) (map[string]any, error) {
-	items := req.Params.Objects("RouteEntries")
-	if len(items) == 0 {
-		return nil, api.MissingParameter("RouteEntries")
-	}
-	if q := s.st.Settings().Quota(store.QuotaVPCRouteEntriesPerCall); len(items) > q {
-		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be deleted in one call, got %d.", q, len(items))
+	items, err := s.routeEntryItems(req, "deleted")
+	if err != nil {
+		return nil, err
 	}
 	for _, it := range items {
 		tableID := it.String("RouteTableId")
