@@ -288,11 +288,18 @@ func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, v)
 	}
-	items, num, size, err := api.PageViews(p, list, 10, 50, s.vpcView)
+	return pageAnswer(p, list, 50, "Vpcs", "Vpc", s.vpcView)
+}
+
+// pageAnswer answers a Describe* listing paged by PageNumber/PageSize (10
+// by default, at most maxSize): the page's views under set.item, with the
+// total and the paging fields.
+func pageAnswer[T any](p api.Params, list []T, maxSize int, set, item string, view func(T) map[string]any) (map[string]any, error) {
+	items, num, size, err := api.PageViews(p, list, 10, maxSize, view)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"Vpcs": map[string]any{"Vpc": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+	return map[string]any{set: map[string]any{item: items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
@@ -398,11 +405,7 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, sw)
 	}
-	items, num, size, err := api.PageViews(p, list, 10, 50, s.vswitchView)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"VSwitches": map[string]any{"VSwitch": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+	return pageAnswer(p, list, 50, "VSwitches", "VSwitch", s.vswitchView)
 }
 
 func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {

@@ -439,32 +439,27 @@ func (s *Service) describeRouteTableList(req *api.Request) (map[string]any, erro
 		}
 		list = append(list, t)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, t := range list[start:end] {
+	out, err := pageAnswer(p, list, 50, "RouterTableList", "RouterTableListType", func(t *RouteTable) map[string]any {
 		vsws := []string{}
 		for _, sw := range s.sortedVSwitches() {
 			if sw.RouteTableID == t.ID {
 				vsws = append(vsws, sw.ID)
 			}
 		}
-		items = append(items, map[string]any{
+		return map[string]any{
 			"RouteTableId": t.ID, "RouteTableName": t.Name, "RouteTableType": t.Type, "RouterId": t.VRouterID,
 			"RouterType": "VRouter", "VpcId": t.VpcID, "Status": "Available", "CreationTime": vpcTime(t.CreatedAt),
 			"AssociateType": "VSwitch", "OwnerId": 1234567890123456, "Description": "",
 			"VSwitchIds": map[string]any{"VSwitchId": vsws},
 			"GatewayIds": map[string]any{"GatewayIds": []string{}},
 			"Tags":       map[string]any{"Tag": []any{}},
-		})
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]any{
-		"RouterTableList": map[string]any{"RouterTableListType": items},
-		"TotalCount":      len(list), "PageNumber": num, "PageSize": size,
-		"Success": true, "Code": "200", "Message": "successful",
-	}, nil
+	out["Success"], out["Code"], out["Message"] = true, "200", "successful"
+	return out, nil
 }
 
 func (s *Service) entryView(e *RouteEntry, region string, now time.Time) map[string]any {
