@@ -454,12 +454,9 @@ func ecsIPError(err error) error {
 // the first bad instance, SuccessFirst reports per-instance codes.
 func (s *Service) batch(req *api.Request, from, to, via string) (map[string]any, error) {
 	p := req.Params
-	ids := p.List("InstanceId")
-	if len(ids) == 0 {
-		return nil, api.MissingParameter("InstanceId.N")
-	}
-	if len(ids) > 100 {
-		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be changed in one call.")
+	ids, err := instanceIDs(p, "changed")
+	if err != nil {
+		return nil, err
 	}
 	mode, err := p.Enum("BatchOptimization", "AllTogether", "AllTogether", "SuccessFirst")
 	if err != nil {
@@ -569,14 +566,24 @@ func (s *Service) deleteInstance(req *api.Request) (map[string]any, error) {
 	return map[string]any{}, nil
 }
 
-func (s *Service) deleteInstances(req *api.Request) (map[string]any, error) {
-	p := req.Params
+// instanceIDs returns the InstanceId.N of a call over several instances
+// (verb says what the call does to them): 1 to 100 of them.
+func instanceIDs(p api.Params, verb string) ([]string, error) {
 	ids := p.List("InstanceId")
 	if len(ids) == 0 {
 		return nil, api.MissingParameter("InstanceId.N")
 	}
 	if len(ids) > 100 {
-		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be deleted in one call.")
+		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be %s in one call.", verb)
+	}
+	return ids, nil
+}
+
+func (s *Service) deleteInstances(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids, err := instanceIDs(p, "deleted")
+	if err != nil {
+		return nil, err
 	}
 	force, err := p.Bool("Force", false)
 	if err != nil {

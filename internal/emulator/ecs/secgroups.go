@@ -60,10 +60,8 @@ func (s *Service) addSG(region, id, name, desc, vpcID, typ string, tags []api.Ta
 
 func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) {
 	alive := func(id string) bool { _, ok := s.state.SecurityGroups[id]; return ok }
-	if ids, ok, err := s.state.Tokens.Replay(req, alive); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"SecurityGroupId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, alive, "SecurityGroupId"); done {
+		return out, err
 	}
 	p := req.Params
 	vpcID, err := p.Required("VpcId")

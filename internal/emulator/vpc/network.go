@@ -231,20 +231,20 @@ func (s *Service) sortedVSwitches() []*VSwitch {
 }
 
 func (s *Service) vswitchIDsOf(vpcID string) []string {
-	ids := []string{}
-	for _, sw := range s.sortedVSwitches() {
-		if sw.VpcID == vpcID {
-			ids = append(ids, sw.ID)
-		}
-	}
-	return ids
+	return idsIn(s.sortedVSwitches(), func(sw *VSwitch) (string, bool) { return sw.ID, sw.VpcID == vpcID })
 }
 
 func (s *Service) routeTableIDsOf(vpcID string) []string {
+	return idsIn(s.sortedTables(), func(t *RouteTable) (string, bool) { return t.ID, t.VpcID == vpcID })
+}
+
+// idsIn returns the ids of the resources of list that in accepts, in
+// order; never nil, so an answer shows [] rather than null.
+func idsIn[T any](list []T, in func(T) (id string, ok bool)) []string {
 	ids := []string{}
-	for _, t := range s.sortedTables() {
-		if t.VpcID == vpcID {
-			ids = append(ids, t.ID)
+	for _, v := range list {
+		if id, ok := in(v); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids
@@ -319,10 +319,8 @@ func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error)
 }
 
 func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"VSwitchId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, s.exists, "VSwitchId"); done {
+		return out, err
 	}
 	p := req.Params
 	required, err := p.RequiredAll("VpcId", "ZoneId", "CidrBlock")

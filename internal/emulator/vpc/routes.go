@@ -148,10 +148,8 @@ func (s *Service) addCustomRoute(t *RouteTable, cidr, hopType, hopID, name, desc
 }
 
 func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"RouteEntryId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, s.exists, "RouteEntryId"); done {
+		return out, err
 	}
 	p := req.Params
 	required, err := p.RequiredAll("RouteTableId", "DestinationCidrBlock")
