@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -105,8 +104,7 @@ type faultOutcome struct {
 }
 
 type faultSet struct {
-	mu    sync.Mutex
-	rules []*FaultRule
+	ruleList[*FaultRule]
 	// actions maps each served product's name to its action names; rules
 	// naming anything else are refused.
 	actions map[string]map[string]bool
@@ -231,23 +229,7 @@ func (f *faultSet) list() []FaultRule {
 	return out
 }
 
-func (f *faultSet) remove(id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, r := range f.rules {
-		if r.ID == id {
-			f.rules = append(f.rules[:i], f.rules[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-func (f *faultSet) clear() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rules = nil
-}
+func (r *FaultRule) ruleID() string { return r.ID }
 
 // match evaluates the rules in order: latencies add up, and the first error
 // or drop that fires ends the evaluation.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,9 +72,34 @@ type throttleEntry struct {
 
 // throttler applies ThrottleRules.
 type throttler struct {
-	mu    sync.Mutex
-	rules []*throttleEntry
+	ruleList[*throttleEntry]
 }
+
+// ruleList is a rule list of the control API (faults, throttles), which
+// removes a rule by id or clears all under the list's lock.
+type ruleList[T interface{ ruleID() string }] struct {
+	mu    sync.Mutex
+	rules []T
+}
+
+func (l *ruleList[T]) remove(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := slices.IndexFunc(l.rules, func(r T) bool { return r.ruleID() == id })
+	if i < 0 {
+		return false
+	}
+	l.rules = slices.Delete(l.rules, i, i+1)
+	return true
+}
+
+func (l *ruleList[T]) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rules = nil
+}
+
+func (e *throttleEntry) ruleID() string { return e.rule.ID }
 
 func (t *throttler) add(r ThrottleRule) (ThrottleRule, error) {
 	r.Scope = strings.ToLower(r.Scope)
@@ -108,24 +134,6 @@ func (t *throttler) list() []ThrottleRule {
 		out = append(out, e.rule)
 	}
 	return out
-}
-
-func (t *throttler) remove(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i, e := range t.rules {
-		if e.rule.ID == id {
-			t.rules = append(t.rules[:i], t.rules[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-func (t *throttler) clear() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rules = nil
 }
 
 // allow checks the user rules first, then the api rules, as the real
