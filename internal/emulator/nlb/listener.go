@@ -334,10 +334,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Required("ListenerProtocol"); err != nil {
-		return nil, err
-	}
-	proto, err := canonical(p, "ListenerProtocol", "", facts.Enum("nlb:ListenerProtocol")...)
+	proto, err := requiredCanonical(p, "ListenerProtocol", facts.Enum("nlb:ListenerProtocol")...)
 	if err != nil {
 		return nil, err
 	}

@@ -329,10 +329,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Required("AddressType"); err != nil {
-		return nil, err
-	}
-	addrType, err := canonical(p, "AddressType", "", facts.Enum("nlb:AddressType")...)
+	addrType, err := requiredCanonical(p, "AddressType", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}
@@ -725,10 +722,7 @@ func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[str
 	if err != nil {
 		return nil, err
 	}
-	if _, err := req.Params.Required("AddressType"); err != nil {
-		return nil, err
-	}
-	addrType, err := canonical(req.Params, "AddressType", "", facts.Enum("nlb:AddressType")...)
+	addrType, err := requiredCanonical(req.Params, "AddressType", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}

@@ -366,6 +366,15 @@ func canonical(p api.Params, key, def string, allowed ...string) (string, error)
 	return "", api.InvalidParameter(key, "The parameter %s must be one of %s, got %q.", key, strings.Join(allowed, ", "), v)
 }
 
+// requiredCanonical is canonical for a required parameter: missing is
+// MissingParameter, before any check of the value.
+func requiredCanonical(p api.Params, key string, allowed ...string) (string, error) {
+	if _, err := p.Required(key); err != nil {
+		return "", err
+	}
+	return canonical(p, key, "", allowed...)
+}
+
 // nonNil turns a nil slice into an empty one, so JSON shows [] not null.
 func nonNil[T any](s []T) []T {
 	if s == nil {
