@@ -328,3 +328,15 @@ func WithoutKeys(view map[string]any, keys ...string) map[string]any {
 	}
 	return view
 }
+
+// Count is the number of values of m that match: how many of a kind a
+// quota check counts.
+func Count[T any](m map[string]T, match func(T) bool) int {
+	n := 0
+	for _, v := range m {
+		if match(v) {
+			n++
+		}
+	}
+	return n
+}

@@ -249,29 +249,18 @@ func New(st *store.Store, v *vpc.Service) (*Service, error) {
 			return e.VpcID, true
 		},
 		InstancesInVSwitch: func(id string) int {
-			return count(s.state.ENIs, func(e *ENI) bool { return e.VSwitchID == id })
+			return api.Count(s.state.ENIs, func(e *ENI) bool { return e.VSwitchID == id })
 		},
 		InstancesInVPC: func(id string) int {
-			return count(s.state.Instances, func(i *Instance) bool { return i.VpcID == id })
+			return api.Count(s.state.Instances, func(i *Instance) bool { return i.VpcID == id })
 		},
 		SecurityGroupsInVPC: func(id string) int {
-			return count(s.state.SecurityGroups, func(g *SecurityGroup) bool { return g.VpcID == id })
+			return api.Count(s.state.SecurityGroups, func(g *SecurityGroup) bool { return g.VpcID == id })
 		},
 	})
 	return s, nil
 }
 
-// count is the number of resources in m that match, for VPC's dependency
-// checks.
-func count[T any](m map[string]T, match func(T) bool) int {
-	n := 0
-	for _, v := range m {
-		if match(v) {
-			n++
-		}
-	}
-	return n
-}
 
 // Product returns the action table.
 func (s *Service) Product() api.Product {

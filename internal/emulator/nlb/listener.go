@@ -379,12 +379,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 		lo, hi := o.portRange()
 		return nil, api.Errorf(http.StatusBadRequest, "Conflict.Port", "The port %s of load balancer %s conflicts with listener %s (%s %d-%d).", portText(l), lb.ID, o.ID, o.Protocol, lo, hi)
 	}
-	count := 0
-	for _, o := range s.state.Listeners {
-		if o.LoadBalancerID == lb.ID {
-			count++
-		}
-	}
+	count := api.Count(s.state.Listeners, func(o *Listener) bool { return o.LoadBalancerID == lb.ID })
 	if q := s.st.Settings().Quota(store.QuotaNLBListenersPerLB); count >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ListenersNum", "The number of listeners of load balancer %s exceeds the quota of %d.", lb.ID, q)
 	}

@@ -373,12 +373,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if bwp != "" && !strings.HasPrefix(bwp, "cbwp-") {
 		return nil, api.NotFound("ResourceNotFound.BandwidthPackage", "The specified resource %s is not found.", bwp)
 	}
-	count := 0
-	for _, lb := range s.state.LoadBalancers {
-		if lb.RegionID == req.RegionID {
-			count++
-		}
-	}
+	count := api.Count(s.state.LoadBalancers, func(lb *LoadBalancer) bool { return lb.RegionID == req.RegionID })
 	if q := s.st.Settings().Quota(store.QuotaNLBInstances); count >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.LoadBalancersNum", "The number of load balancers exceeds the quota of %d.", q)
 	}

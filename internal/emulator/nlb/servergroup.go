@@ -338,13 +338,7 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 	if err := s.validTags(g.Tags); err != nil {
 		return nil, err
 	}
-	count := 0
-	for _, o := range s.state.ServerGroups {
-		if o.RegionID == req.RegionID {
-			count++
-		}
-	}
-	if count >= maxServerGroups {
+	if api.Count(s.state.ServerGroups, func(o *ServerGroup) bool { return o.RegionID == req.RegionID }) >= maxServerGroups {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServerGroupsNum", "The number of server groups exceeds the quota of %d.", maxServerGroups)
 	}
 	if err := dryRun(req); err != nil {

@@ -66,13 +66,7 @@ func (s *Service) createAccessControlList(req *api.Request) (map[string]any, err
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, a := range s.state.ACLs {
-		if a.RegionID == req.RegionID {
-			n++
-		}
-	}
-	if n >= maxACLsPerRegion {
+	if api.Count(s.state.ACLs, func(a *ACL) bool { return a.RegionID == req.RegionID }) >= maxACLsPerRegion {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.Acl", "The number of ACLs in region %s has reached the quota %d.", req.RegionID, maxACLsPerRegion)
 	}
 	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
