@@ -261,7 +261,6 @@ func New(st *store.Store, v *vpc.Service) (*Service, error) {
 	return s, nil
 }
 
-
 // Product returns the action table.
 func (s *Service) Product() api.Product {
 	handlers := map[string]api.Handler{
