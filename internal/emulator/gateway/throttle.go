@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -73,30 +71,6 @@ type throttleEntry struct {
 // throttler applies ThrottleRules.
 type throttler struct {
 	ruleList[*throttleEntry]
-}
-
-// ruleList is a rule list of the control API (faults, throttles), which
-// removes a rule by id or clears all under the list's lock.
-type ruleList[T interface{ ruleID() string }] struct {
-	mu    sync.Mutex
-	rules []T
-}
-
-func (l *ruleList[T]) remove(id string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	i := slices.IndexFunc(l.rules, func(r T) bool { return r.ruleID() == id })
-	if i < 0 {
-		return false
-	}
-	l.rules = slices.Delete(l.rules, i, i+1)
-	return true
-}
-
-func (l *ruleList[T]) clear() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.rules = nil
 }
 
 func (e *throttleEntry) ruleID() string { return e.rule.ID }
