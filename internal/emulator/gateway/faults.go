@@ -206,27 +206,21 @@ func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	r.ID = "flt-" + store.RandomString(8)
 	r.Fired = 0
 	r.Params = maps.Clone(r.Params)
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	cp := r
-	f.rules = append(f.rules, &cp)
+	f.append(&cp)
 	return r, nil
 }
 
 func (f *faultSet) list() []FaultRule {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]FaultRule, 0, len(f.rules))
-	for _, r := range f.rules {
+	return listRules(&f.ruleList, func(r *FaultRule) FaultRule {
 		cp := *r
 		cp.Params = maps.Clone(r.Params)
 		if r.Error != nil {
 			e := *r.Error
 			cp.Error = &e
 		}
-		out = append(out, cp)
-	}
-	return out
+		return cp
+	})
 }
 
 func (r *FaultRule) ruleID() string { return r.ID }

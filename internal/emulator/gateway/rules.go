@@ -28,3 +28,21 @@ func (l *ruleList[T]) clear() {
 	defer l.mu.Unlock()
 	l.rules = nil
 }
+
+func (l *ruleList[T]) append(r T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rules = append(l.rules, r)
+}
+
+// listRules copies the rules out under the list's lock, as the control
+// API shows them.
+func listRules[T interface{ ruleID() string }, R any](l *ruleList[T], view func(T) R) []R {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]R, 0, len(l.rules))
+	for _, r := range l.rules {
+		out = append(out, view(r))
+	}
+	return out
+}

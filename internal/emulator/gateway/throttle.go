@@ -94,20 +94,12 @@ func (t *throttler) add(r ThrottleRule) (ThrottleRule, error) {
 		return r, fmt.Errorf("accountId applies to scope user only")
 	}
 	r.ID = "thr-" + store.RandomString(8)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rules = append(t.rules, &throttleEntry{rule: r, buckets: map[string]*bucket{}})
+	t.append(&throttleEntry{rule: r, buckets: map[string]*bucket{}})
 	return r, nil
 }
 
 func (t *throttler) list() []ThrottleRule {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]ThrottleRule, 0, len(t.rules))
-	for _, e := range t.rules {
-		out = append(out, e.rule)
-	}
-	return out
+	return listRules(&t.ruleList, func(e *throttleEntry) ThrottleRule { return e.rule })
 }
 
 // allow checks the user rules first, then the api rules, as the real
