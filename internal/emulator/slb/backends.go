@@ -175,6 +175,15 @@ func (s *Service) checkBackendQuota(lb *LoadBalancer, added int) error {
 	return nil
 }
 
+// withAdded is members with add merged in, within lb's backend quota.
+func (s *Service) withAdded(lb *LoadBalancer, members, add []Backend) ([]Backend, error) {
+	if err := s.checkBackendQuota(lb, countNew(members, add)); err != nil {
+		return members, err
+	}
+	merged, _ := mergeBackends(members, add)
+	return merged, nil
+}
+
 // mergeBackends adds or updates members; it returns how many are new.
 func mergeBackends(list []Backend, add []Backend) ([]Backend, int) {
 	idx := map[string]int{}
@@ -286,10 +295,9 @@ func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkBackendQuota(lb, countNew(lb.BackendServers, add)); err != nil {
+	if lb.BackendServers, err = s.withAdded(lb, lb.BackendServers, add); err != nil {
 		return nil, err
 	}
-	lb.BackendServers, _ = mergeBackends(lb.BackendServers, add)
 	return defaultBackendResponse(lb, true), nil
 }
 

@@ -10,10 +10,11 @@ import (
 
 // group returns a vServer group of the request's region.
 func (s *Service) group(req *api.Request) (*VServerGroup, error) {
-	id, err := req.Params.Required("VServerGroupId")
-	if err != nil {
-		return nil, err
-	}
+	return api.Lookup(req, "VServerGroupId", s.regionGroup)
+}
+
+// regionGroup returns the vServer group id of the request's region.
+func (s *Service) regionGroup(req *api.Request, id string) (*VServerGroup, error) {
 	g := s.state.VServerGroups[id]
 	if g == nil || g.RegionID != req.RegionID {
 		return nil, errVServerGroupNotFound()
@@ -209,10 +210,9 @@ func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]an
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkBackendQuota(lb, countNew(g.Backends, add)); err != nil {
+	if g.Backends, err = s.withAdded(lb, g.Backends, add); err != nil {
 		return nil, err
 	}
-	g.Backends, _ = mergeBackends(g.Backends, add)
 	return s.touched(req, g), nil
 }
 
