@@ -115,23 +115,13 @@ func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
 }
 
 // requestedVPC returns the VPC named by the request's required VpcId, in the request's region.
-func (s *Service) requestedVPC(req *api.Request) (string, *VPC, error) {
-	id, err := req.Params.Required("VpcId")
-	if err != nil {
-		return "", nil, err
-	}
-	v, err := s.regionVPC(req, id)
-	return id, v, err
+func (s *Service) requestedVPC(req *api.Request) (*VPC, error) {
+	return api.Lookup(req, "VpcId", s.regionVPC)
 }
 
 // requestedVSwitch returns the vSwitch named by the request's required VSwitchId, in the request's region.
-func (s *Service) requestedVSwitch(req *api.Request) (string, *VSwitch, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return "", nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
-	return id, sw, err
+func (s *Service) requestedVSwitch(req *api.Request) (*VSwitch, error) {
+	return api.Lookup(req, "VSwitchId", s.regionVSwitch)
 }
 
 func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
@@ -184,10 +174,11 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
-	id, v, err := s.requestedVPC(req)
+	v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
+	id := v.ID
 	if n := s.countIn(s.compute.InstancesInVPC, id); n > 0 {
 		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) still in VPC %s.", n, id)
 	}
@@ -303,10 +294,11 @@ func pageAnswer[T any](p api.Params, list []T, maxSize int, set, item string, vi
 }
 
 func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
-	id, v, err := s.requestedVPC(req)
+	v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
+	id := v.ID
 	// DescribeVpcs' items have these; DescribeVpcAttribute's model does not
 	// (SDK v1.63.107 and vpc-20160428/v6 alike).
 	out := api.WithoutKeys(s.vpcView(v), "CenStatus", "NatGatewayIds", "RouterTableIds")
@@ -354,22 +346,22 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVSwitch(req *api.Request) (map[string]any, error) {
-	id, sw, err := s.requestedVSwitch(req)
+	sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
-	if n := s.countIn(s.compute.InstancesInVSwitch, id); n > 0 {
-		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) or network interface(s) still in vSwitch %s.", n, id)
+	if n := s.countIn(s.compute.InstancesInVSwitch, sw.ID); n > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) or network interface(s) still in vSwitch %s.", n, sw.ID)
 	}
 	if len(sw.UsedIPs) > 0 {
-		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation", "Specified object has dependent resources: %d address(es) of vSwitch %s are still used by cloud resources.", len(sw.UsedIPs), id)
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation", "Specified object has dependent resources: %d address(es) of vSwitch %s are still used by cloud resources.", len(sw.UsedIPs), sw.ID)
 	}
 	for eid, e := range s.state.RouteEntries {
 		if e.TableID == sw.RouteTableID && e.Type == TypeSystem && e.DestCIDR == sw.CIDRBlock {
 			delete(s.state.RouteEntries, eid)
 		}
 	}
-	delete(s.state.VSwitches, id)
+	delete(s.state.VSwitches, sw.ID)
 	return map[string]any{}, nil
 }
 
@@ -407,7 +399,7 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {
-	_, sw, err := s.requestedVSwitch(req)
+	sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
