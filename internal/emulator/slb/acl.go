@@ -28,11 +28,7 @@ func (s *Service) acl(req *api.Request) (*ACL, error) {
 
 // regionACL returns the ACL id of the request's region.
 func (s *Service) regionACL(req *api.Request, id string) (*ACL, error) {
-	a := s.state.ACLs[id]
-	if a == nil || a.RegionID != req.RegionID {
-		return nil, errACLNotFound(id)
-	}
-	return a, nil
+	return ofRegion(req, s.state.ACLs, id, func(a *ACL) string { return a.RegionID }, errACLNotFound)
 }
 
 // aclUsers lists the listeners an ACL is attached to.
@@ -84,8 +80,7 @@ func (s *Service) deleteAccessControlList(req *api.Request) (map[string]any, err
 	if len(s.aclUsers(a)) > 0 {
 		return nil, errNotAllowed("The ACL %s is still associated with listeners.", a.ID)
 	}
-	delete(s.state.ACLs, a.ID)
-	return map[string]any{}, nil
+	return removed(s.state.ACLs, a.ID)
 }
 
 func (s *Service) setAccessControlListAttribute(req *api.Request) (map[string]any, error) {

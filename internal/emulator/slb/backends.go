@@ -175,8 +175,14 @@ func (s *Service) checkBackendQuota(lb *LoadBalancer, added int) error {
 	return nil
 }
 
-// withAdded is members with add merged in, within lb's backend quota.
-func (s *Service) withAdded(lb *LoadBalancer, members, add []Backend) ([]Backend, error) {
+// withAdded is members with the servers reqs name merged in (resolve
+// checks and completes them), within lb's backend quota; members as they
+// were on an error.
+func (s *Service) withAdded(lb *LoadBalancer, members []Backend, reqs []backendReq, resolve func(*LoadBalancer, []backendReq) ([]Backend, error)) ([]Backend, error) {
+	add, err := resolve(lb, reqs)
+	if err != nil {
+		return members, err
+	}
 	if err := s.checkBackendQuota(lb, countNew(members, add)); err != nil {
 		return members, err
 	}
@@ -291,11 +297,7 @@ func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	add, err := s.resolveAll(lb, reqs)
-	if err != nil {
-		return nil, err
-	}
-	if lb.BackendServers, err = s.withAdded(lb, lb.BackendServers, add); err != nil {
+	if lb.BackendServers, err = s.withAdded(lb, lb.BackendServers, reqs, s.resolveAll); err != nil {
 		return nil, err
 	}
 	return defaultBackendResponse(lb, true), nil

@@ -366,8 +366,7 @@ func (s *Service) deleteDomainExtension(req *api.Request) (map[string]any, error
 	if err != nil {
 		return nil, err
 	}
-	delete(s.state.DomainExtensions, d.ID)
-	return map[string]any{}, nil
+	return removed(s.state.DomainExtensions, d.ID)
 }
 
 func (s *Service) setDomainExtensionAttribute(req *api.Request) (map[string]any, error) {

@@ -15,11 +15,8 @@ func (s *Service) group(req *api.Request) (*VServerGroup, error) {
 
 // regionGroup returns the vServer group id of the request's region.
 func (s *Service) regionGroup(req *api.Request, id string) (*VServerGroup, error) {
-	g := s.state.VServerGroups[id]
-	if g == nil || g.RegionID != req.RegionID {
-		return nil, errVServerGroupNotFound()
-	}
-	return g, nil
+	return ofRegion(req, s.state.VServerGroups, id, func(g *VServerGroup) string { return g.RegionID },
+		func(string) error { return errVServerGroupNotFound() })
 }
 
 // mutableGroup is group plus the in-flight check every change makes.
@@ -112,8 +109,7 @@ func (s *Service) deleteVServerGroup(req *api.Request) (map[string]any, error) {
 	if len(s.groupUsers(g)) > 0 {
 		return nil, api.Errorf(http.StatusBadRequest, "RspoolVipExist", "there are vips associating with this vServer group.")
 	}
-	delete(s.state.VServerGroups, g.ID)
-	return map[string]any{}, nil
+	return removed(s.state.VServerGroups, g.ID)
 }
 
 func (s *Service) describeVServerGroups(req *api.Request) (map[string]any, error) {
@@ -206,11 +202,7 @@ func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]an
 	if err != nil {
 		return nil, err
 	}
-	add, err := s.groupBackends(lb, reqs)
-	if err != nil {
-		return nil, err
-	}
-	if g.Backends, err = s.withAdded(lb, g.Backends, add); err != nil {
+	if g.Backends, err = s.withAdded(lb, g.Backends, reqs, s.groupBackends); err != nil {
 		return nil, err
 	}
 	return s.touched(req, g), nil
