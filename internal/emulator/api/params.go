@@ -104,6 +104,17 @@ func Lookup[T any](req *Request, key string, find func(req *Request, id string) 
 	return find(req, id)
 }
 
+// InRegion returns the resource id of m when it is in the request's
+// region; otherwise notFound(id), as if it did not exist: a resource of
+// another region is invisible to a call.
+func InRegion[T any](req *Request, m map[string]*T, id string, region func(*T) string, notFound func(id string) error) (*T, error) {
+	v, ok := m[id]
+	if !ok || v == nil || region(v) != req.RegionID {
+		return nil, notFound(id)
+	}
+	return v, nil
+}
+
 // Int returns key as an integer, def when absent, or InvalidParameter.
 func (p Params) Int(key string, def int) (int, error) {
 	v, ok := p.Get(key)

@@ -159,9 +159,5 @@ func (s *Service) requestedENI(req *api.Request) (*ENI, error) {
 
 // regionENI returns the ENI id of the request's region.
 func (s *Service) regionENI(req *api.Request, id string) (*ENI, error) {
-	e, ok := s.state.ENIs[id]
-	if !ok || e.RegionID != req.RegionID {
-		return nil, errENINotFound(id)
-	}
-	return e, nil
+	return api.InRegion(req, s.state.ENIs, id, func(e *ENI) string { return e.RegionID }, errENINotFound)
 }

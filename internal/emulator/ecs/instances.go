@@ -66,11 +66,7 @@ func (s *Service) sortedInstances() []*Instance {
 }
 
 func (s *Service) regionInstance(req *api.Request, id string) (*Instance, error) {
-	i, ok := s.state.Instances[id]
-	if !ok || i.RegionID != req.RegionID {
-		return nil, errInstanceNotFound(id)
-	}
-	return i, nil
+	return api.InRegion(req, s.state.Instances, id, func(i *Instance) string { return i.RegionID }, errInstanceNotFound)
 }
 
 var instanceTypeRe = regexp.MustCompile(`^ecs\.[a-z0-9-]+\.([0-9]*)(small|medium|large|xlarge)$`)

@@ -24,11 +24,7 @@ func errSGVpcMismatch(id, vpcID string) error {
 }
 
 func (s *Service) regionSG(req *api.Request, id string) (*SecurityGroup, error) {
-	g, ok := s.state.SecurityGroups[id]
-	if !ok || g.RegionID != req.RegionID {
-		return nil, errSGNotFound(id)
-	}
-	return g, nil
+	return api.InRegion(req, s.state.SecurityGroups, id, func(g *SecurityGroup) string { return g.RegionID }, errSGNotFound)
 }
 
 // requestSG returns the group named by the SecurityGroupId parameter, which

@@ -28,7 +28,7 @@ func (s *Service) acl(req *api.Request) (*ACL, error) {
 
 // regionACL returns the ACL id of the request's region.
 func (s *Service) regionACL(req *api.Request, id string) (*ACL, error) {
-	return ofRegion(req, s.state.ACLs, id, func(a *ACL) string { return a.RegionID }, errACLNotFound)
+	return api.InRegion(req, s.state.ACLs, id, func(a *ACL) string { return a.RegionID }, errACLNotFound)
 }
 
 // aclUsers lists the listeners an ACL is attached to.

@@ -152,17 +152,7 @@ func (s *Service) lb(req *api.Request) (*LoadBalancer, error) {
 
 // regionLB returns the load balancer id of the request's region.
 func (s *Service) regionLB(req *api.Request, id string) (*LoadBalancer, error) {
-	return ofRegion(req, s.state.LoadBalancers, id, func(lb *LoadBalancer) string { return lb.RegionID }, errLBNotFound)
-}
-
-// ofRegion returns the resource id of m when it is in the request's
-// region; otherwise notFound(id), as if it did not exist.
-func ofRegion[T any](req *api.Request, m map[string]*T, id string, region func(*T) string, notFound func(id string) error) (*T, error) {
-	v := m[id]
-	if v == nil || region(v) != req.RegionID {
-		return nil, notFound(id)
-	}
-	return v, nil
+	return api.InRegion(req, s.state.LoadBalancers, id, func(lb *LoadBalancer) string { return lb.RegionID }, errLBNotFound)
 }
 
 // removed deletes id from m and answers a delete's empty success.

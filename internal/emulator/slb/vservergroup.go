@@ -15,7 +15,7 @@ func (s *Service) group(req *api.Request) (*VServerGroup, error) {
 
 // regionGroup returns the vServer group id of the request's region.
 func (s *Service) regionGroup(req *api.Request, id string) (*VServerGroup, error) {
-	return ofRegion(req, s.state.VServerGroups, id, func(g *VServerGroup) string { return g.RegionID },
+	return api.InRegion(req, s.state.VServerGroups, id, func(g *VServerGroup) string { return g.RegionID },
 		func(string) error { return errVServerGroupNotFound() })
 }
 

@@ -107,11 +107,7 @@ func (s *Service) addVSwitch(v *VPC, id, name, desc, zone, cidr, tableID string,
 
 // regionVPC returns a VPC of the request's region.
 func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
-	v, ok := s.state.VPCs[id]
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVpcNotFound(id)
-	}
-	return v, nil
+	return api.InRegion(req, s.state.VPCs, id, func(v *VPC) string { return v.RegionID }, errVpcNotFound)
 }
 
 // requestedVPC returns the VPC named by the request's required VpcId, in the request's region.
@@ -125,11 +121,7 @@ func (s *Service) requestedVSwitch(req *api.Request) (*VSwitch, error) {
 }
 
 func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
-	v, ok := s.state.VSwitches[id]
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVSwitchNotFound(id)
-	}
-	return v, nil
+	return api.InRegion(req, s.state.VSwitches, id, func(v *VSwitch) string { return v.RegionID }, errVSwitchNotFound)
 }
 
 func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
