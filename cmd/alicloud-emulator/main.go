@@ -16,16 +16,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/command"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/console"
@@ -38,15 +36,9 @@ import (
 const DefaultListen = "127.0.0.1:18080"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "alicloud-emulator:", err)
-		os.Exit(1)
-	}
+	command.Main("alicloud-emulator", 0, func(ctx context.Context, args []string) error {
+		return run(ctx, args, os.Stdout, os.Getenv)
+	})
 }
 
 // options are the command-line settings.

@@ -10,14 +10,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/command"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/sandbox"
 )
 
@@ -29,15 +27,9 @@ const usage = `usage:
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "sandbox:", err)
-		os.Exit(1)
-	}
+	command.Main("sandbox", 2, func(ctx context.Context, args []string) error {
+		return run(ctx, args, os.Stdout, os.Stderr)
+	})
 }
 
 func run(ctx context.Context, args []string, out, errOut io.Writer) error {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -501,7 +503,7 @@ func (s *Summary) Print(w io.Writer) {
 			printBackends(w, byGroup[l.VServerGroupID])
 			delete(byGroup, l.VServerGroupID)
 		}
-		for _, g := range sortedKeys(byGroup) {
+		for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 			fmt.Fprintf(w, "  vServer group %s (no listener)\n", g)
 			printBackends(w, byGroup[g])
 		}
@@ -515,15 +517,6 @@ func printBackends(w io.Writer, bs []BackendInfo) {
 	for _, b := range bs {
 		fmt.Fprintf(w, "      backend %s %s:%d weight %d\n", dash(b.Node), b.ServerID, b.Port, b.Weight)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func dash(s string) string {

@@ -29,15 +29,9 @@ func (r *reader) backend(s *Settings, d Defaults) {
 	if v := r.onOff("ignore-weight-update"); v != nil {
 		b.IgnoreWeightUpdate = *v
 	}
-	if a, key, v, ok := r.raw("backend-label"); ok {
-		set := map[string]string{}
-		at := map[string]int{}
-		es := elements(v)
-		bad := len(es) == 0
-		if bad {
-			r.failWhy(a, key, v, "no k=v given")
-		}
-		if !r.allElements(a, key, v, func(e element) string {
+	if l, ok := r.list("backend-label"); ok {
+		empty := r.emptyList(l, "no k=v given")
+		pairs, ok := uniqueElements(r, l, "key", func(e element) (string, [2]string, string) {
 			k, val, found := strings.Cut(e.text, "=")
 			k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 			why := ""
@@ -48,20 +42,14 @@ func (r *reader) backend(s *Settings, d Defaults) {
 				why = "the key is not a label key (an optional DNS prefix and '/', then 1–63 letters, digits, '-', '_' or '.')"
 			case len(validation.IsValidLabelValue(val)) > 0:
 				why = "the value is not a label value (up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)"
-			case at[k] > 0:
-				why = repeats("key", at[k])
 			}
-			if why != "" {
-				return why
+			return k, [2]string{k, val}, why
+		})
+		if ok && !empty {
+			b.Labels = make(map[string]string, len(pairs))
+			for _, p := range pairs {
+				b.Labels[p[0]] = p[1]
 			}
-			at[k] = e.n
-			set[k] = val
-			return ""
-		}) {
-			bad = true
-		}
-		if !bad {
-			b.Labels = set
 		}
 	}
 	if v := r.onOff("remove-unscheduled-backend"); v != nil {

@@ -37,64 +37,76 @@ const (
 	terraform = "github.com/aliyun/terraform-provider-alicloud "
 )
 
+// The table's forms, one constructor each, so that a rule names only what
+// its form uses and reads on one line.
+
+// enumFact accepts the values only, spelled as the API spells them.
+func enumFact(key string, values []string, source string) CloudFact {
+	return CloudFact{Key: key, Values: values, Source: source}
+}
+
+// rangeFact bounds an integer or a count, inclusive.
+func rangeFact(key string, min, max int, source string) CloudFact {
+	return CloudFact{Key: key, Min: min, Max: max, Source: source}
+}
+
+// nameFact is a name rule of min to max characters.
+func nameFact(key string, min, max int, valid func(string) bool, source string) CloudFact {
+	return CloudFact{Key: key, Min: min, Max: max, Valid: valid, Source: source}
+}
+
 // CloudFacts are the rules, by product.
 var CloudFacts = []CloudFact{
 	// CLB.
-	{Key: "slb:LoadBalancerName", Min: 1, Max: 80, Valid: validCLBName,
-		Source: refCLB + "CreateLoadBalancer.LoadBalancerName (1-80 characters, starting with a letter; letters, digits, '.', '_', '-'), and " +
-			terraform + "website/docs/r/slb_load_balancer.html.markdown load_balancer_name, which also allows '/'"},
-	{Key: "slb:AddressType", Values: []string{"internet", "intranet"}, Source: refCLB + "CreateLoadBalancer.AddressType"},
-	{Key: "slb:AddressIPVersion", Values: []string{"ipv4", "ipv6"}, Source: refCLB + "CreateLoadBalancer.AddressIPVersion"},
-	{Key: "slb:InternetChargeType", Values: []string{"paybytraffic", "paybybandwidth"},
-		Source: refCLB + "CreateLoadBalancer.InternetChargeType (" + terraform + "accepted PayByTraffic/PayByBandwidth and lower-cases them)"},
-	{Key: "slb:InstanceChargeType", Values: []string{"PayBySpec", "PayByCLCU"}, Source: refCLB + "CreateLoadBalancer.InstanceChargeType"},
-	{Key: "slb:LoadBalancerSpec", Values: []string{"slb.s1.small", "slb.s2.small", "slb.s2.medium", "slb.s3.small", "slb.s3.medium", "slb.s3.large", "slb.s3.xlarge", "slb.s3.xxlarge"},
-		Source: refCLB + "CreateLoadBalancer.LoadBalancerSpec (the first six); Resource Orchestration Service ALIYUN::SLB::LoadBalancer.LoadBalancerSpec (all eight: slb.s3.xlarge, slb.s3.xxlarge too)"},
-	{Key: "slb:Bandwidth", Min: 1, Max: 5120, Source: refCLB + "CreateLoadBalancer.Bandwidth"},
-	{Key: "slb:ModificationProtectionStatus", Values: []string{"ConsoleProtection", "NonProtection"}, Source: refCLB + "SetLoadBalancerModificationProtection.ModificationProtectionStatus"},
-	{Key: "slb:Scheduler/tcp", Values: []string{"wrr", "rr", "sch", "tch"}, Source: refCLB + "CreateLoadBalancerTCPListener.Scheduler"},
-	{Key: "slb:Scheduler/udp", Values: []string{"wrr", "rr", "sch", "tch"}, Source: refCLB + "CreateLoadBalancerUDPListener.Scheduler"},
-	{Key: "slb:Scheduler/http", Values: []string{"wrr", "rr"}, Source: refCLB + "CreateLoadBalancerHTTPListener.Scheduler"},
-	{Key: "slb:Scheduler/https", Values: []string{"wrr", "rr"}, Source: refCLB + "CreateLoadBalancerHTTPSListener.Scheduler"},
-	{Key: "slb:HealthyThreshold", Min: 2, Max: 10, Source: refCLB + "CreateLoadBalancerTCPListener.HealthyThreshold"},
-	{Key: "slb:UnhealthyThreshold", Min: 2, Max: 10, Source: refCLB + "CreateLoadBalancerTCPListener.UnhealthyThreshold"},
-	{Key: "slb:HealthCheckInterval", Min: 1, Max: 50, Source: refCLB + "CreateLoadBalancerTCPListener.HealthCheckInterval"},
-	{Key: "slb:HealthCheckConnectTimeout", Min: 1, Max: 300, Source: refCLB + "CreateLoadBalancerTCPListener.HealthCheckConnectTimeout"},
-	{Key: "slb:HealthCheckTimeout", Min: 1, Max: 300, Source: refCLB + "CreateLoadBalancerHTTPListener.HealthCheckTimeout"},
-	{Key: "slb:HealthCheckType", Values: []string{"tcp", "http"}, Source: refCLB + "CreateLoadBalancerTCPListener.HealthCheckType"},
-	{Key: "slb:HealthCheckMethod", Values: []string{"head", "get"}, Source: refCLB + "CreateLoadBalancerHTTPListener.HealthCheckMethod"},
-	{Key: "slb:PersistenceTimeout", Min: 0, Max: 3600, Source: refCLB + "CreateLoadBalancerTCPListener.PersistenceTimeout"},
-	{Key: "slb:ConnectionDrainTimeout", Min: 10, Max: 900, Source: refCLB + "CreateLoadBalancerTCPListener.ConnectionDrainTimeout"},
-	{Key: "slb:EstablishedTimeout", Min: 10, Max: 900, Source: refCLB + "CreateLoadBalancerTCPListener.EstablishedTimeout"},
-	{Key: "slb:IdleTimeout", Min: 1, Max: 60, Source: refCLB + "CreateLoadBalancerHTTPListener.IdleTimeout"},
-	{Key: "slb:RequestTimeout", Min: 1, Max: 180, Source: refCLB + "CreateLoadBalancerHTTPListener.RequestTimeout"},
-	{Key: "slb:CookieTimeout", Min: 1, Max: 86400, Source: refCLB + "CreateLoadBalancerHTTPListener.CookieTimeout"},
-	{Key: "slb:StickySessionType", Values: []string{"insert", "server"}, Source: refCLB + "CreateLoadBalancerHTTPListener.StickySessionType"},
-	{Key: "slb:TLSCipherPolicy", Values: []string{"tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3"},
-		Source: refCLB + "CreateLoadBalancerHTTPSListener.TLSCipherPolicy"},
-	{Key: "slb:AclType", Values: []string{"white", "black"}, Source: refCLB + "CreateLoadBalancerTCPListener.AclType"},
-	{Key: "slb:Weight", Min: 0, Max: 100, Source: refCLB + "AddVServerGroupBackendServers.BackendServers Weight"},
-	{Key: "slb:TagKeyLength", Min: 1, Max: 64, Source: refCLB + "TagResources.Tag.N.Key (up to 64 characters)"},
-	{Key: "slb:TagValueLength", Min: 0, Max: 128, Source: refCLB + "TagResources.Tag.N.Value (up to 128 characters)"},
+	nameFact("slb:LoadBalancerName", 1, 80, validCLBName, refCLB+"CreateLoadBalancer.LoadBalancerName (1-80 characters, starting with a letter; letters, digits, '.', '_', '-'), and "+terraform+"website/docs/r/slb_load_balancer.html.markdown load_balancer_name, which also allows '/'"),
+	enumFact("slb:AddressType", []string{"internet", "intranet"}, refCLB+"CreateLoadBalancer.AddressType"),
+	enumFact("slb:AddressIPVersion", []string{"ipv4", "ipv6"}, refCLB+"CreateLoadBalancer.AddressIPVersion"),
+	enumFact("slb:InternetChargeType", []string{"paybytraffic", "paybybandwidth"}, refCLB+"CreateLoadBalancer.InternetChargeType ("+terraform+"accepted PayByTraffic/PayByBandwidth and lower-cases them)"),
+	enumFact("slb:InstanceChargeType", []string{"PayBySpec", "PayByCLCU"}, refCLB+"CreateLoadBalancer.InstanceChargeType"),
+	enumFact("slb:LoadBalancerSpec", []string{"slb.s1.small", "slb.s2.small", "slb.s2.medium", "slb.s3.small", "slb.s3.medium", "slb.s3.large", "slb.s3.xlarge", "slb.s3.xxlarge"}, refCLB+"CreateLoadBalancer.LoadBalancerSpec (the first six); Resource Orchestration Service ALIYUN::SLB::LoadBalancer.LoadBalancerSpec (all eight: slb.s3.xlarge, slb.s3.xxlarge too)"),
+	rangeFact("slb:Bandwidth", 1, 5120, refCLB+"CreateLoadBalancer.Bandwidth"),
+	enumFact("slb:ModificationProtectionStatus", []string{"ConsoleProtection", "NonProtection"}, refCLB+"SetLoadBalancerModificationProtection.ModificationProtectionStatus"),
+	enumFact("slb:Scheduler/tcp", []string{"wrr", "rr", "sch", "tch"}, refCLB+"CreateLoadBalancerTCPListener.Scheduler"),
+	enumFact("slb:Scheduler/udp", []string{"wrr", "rr", "sch", "tch"}, refCLB+"CreateLoadBalancerUDPListener.Scheduler"),
+	enumFact("slb:Scheduler/http", []string{"wrr", "rr"}, refCLB+"CreateLoadBalancerHTTPListener.Scheduler"),
+	enumFact("slb:Scheduler/https", []string{"wrr", "rr"}, refCLB+"CreateLoadBalancerHTTPSListener.Scheduler"),
+	rangeFact("slb:HealthyThreshold", 2, 10, refCLB+"CreateLoadBalancerTCPListener.HealthyThreshold"),
+	rangeFact("slb:UnhealthyThreshold", 2, 10, refCLB+"CreateLoadBalancerTCPListener.UnhealthyThreshold"),
+	rangeFact("slb:HealthCheckInterval", 1, 50, refCLB+"CreateLoadBalancerTCPListener.HealthCheckInterval"),
+	rangeFact("slb:HealthCheckConnectTimeout", 1, 300, refCLB+"CreateLoadBalancerTCPListener.HealthCheckConnectTimeout"),
+	rangeFact("slb:HealthCheckTimeout", 1, 300, refCLB+"CreateLoadBalancerHTTPListener.HealthCheckTimeout"),
+	enumFact("slb:HealthCheckType", []string{"tcp", "http"}, refCLB+"CreateLoadBalancerTCPListener.HealthCheckType"),
+	enumFact("slb:HealthCheckMethod", []string{"head", "get"}, refCLB+"CreateLoadBalancerHTTPListener.HealthCheckMethod"),
+	rangeFact("slb:PersistenceTimeout", 0, 3600, refCLB+"CreateLoadBalancerTCPListener.PersistenceTimeout"),
+	rangeFact("slb:ConnectionDrainTimeout", 10, 900, refCLB+"CreateLoadBalancerTCPListener.ConnectionDrainTimeout"),
+	rangeFact("slb:EstablishedTimeout", 10, 900, refCLB+"CreateLoadBalancerTCPListener.EstablishedTimeout"),
+	rangeFact("slb:IdleTimeout", 1, 60, refCLB+"CreateLoadBalancerHTTPListener.IdleTimeout"),
+	rangeFact("slb:RequestTimeout", 1, 180, refCLB+"CreateLoadBalancerHTTPListener.RequestTimeout"),
+	rangeFact("slb:CookieTimeout", 1, 86400, refCLB+"CreateLoadBalancerHTTPListener.CookieTimeout"),
+	enumFact("slb:StickySessionType", []string{"insert", "server"}, refCLB+"CreateLoadBalancerHTTPListener.StickySessionType"),
+	enumFact("slb:TLSCipherPolicy", []string{"tls_cipher_policy_1_0", "tls_cipher_policy_1_1", "tls_cipher_policy_1_2", "tls_cipher_policy_1_2_strict", "tls_cipher_policy_1_2_strict_with_1_3"}, refCLB+"CreateLoadBalancerHTTPSListener.TLSCipherPolicy"),
+	enumFact("slb:AclType", []string{"white", "black"}, refCLB+"CreateLoadBalancerTCPListener.AclType"),
+	rangeFact("slb:Weight", 0, 100, refCLB+"AddVServerGroupBackendServers.BackendServers Weight"),
+	rangeFact("slb:TagKeyLength", 1, 64, refCLB+"TagResources.Tag.N.Key (up to 64 characters)"),
+	rangeFact("slb:TagValueLength", 0, 128, refCLB+"TagResources.Tag.N.Value (up to 128 characters)"),
 
 	// NLB.
-	{Key: "nlb:LoadBalancerName", Min: 2, Max: 128, Valid: validNLBName,
-		Source: refNLB + "CreateLoadBalancer.LoadBalancerName and " + terraform + "website/docs/r/nlb_load_balancer.html.markdown load_balancer_name (2-128 characters, starting with a letter; letters, digits, '.', '_', '-')"},
-	{Key: "nlb:AddressIpVersion", Values: []string{"ipv4", "DualStack"}, Source: refNLB + "CreateLoadBalancer.AddressIpVersion"},
-	{Key: "nlb:ZoneMappings", Min: 2, Max: 10, Source: refNLB + "CreateLoadBalancer.ZoneMappings; " + terraform + "nlb_load_balancer zone_mappings (at least two, at most 10)"},
-	{Key: "nlb:Scheduler", Values: []string{"Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"}, Source: refNLB + "CreateServerGroup.Scheduler (any case)"},
-	{Key: "nlb:HealthyThreshold", Min: 2, Max: 10, Source: refNLB + "CreateServerGroup.HealthCheckConfig.HealthyThreshold"},
-	{Key: "nlb:UnhealthyThreshold", Min: 2, Max: 10, Source: refNLB + "CreateServerGroup.HealthCheckConfig.UnhealthyThreshold"},
-	{Key: "nlb:HealthCheckInterval", Min: 1, Max: 50, Source: refNLB + "CreateServerGroup.HealthCheckConfig.HealthCheckInterval (TCP and HTTP checks)"},
-	{Key: "nlb:HealthCheckConnectTimeout", Min: 1, Max: 300, Source: refNLB + "CreateServerGroup.HealthCheckConfig.HealthCheckConnectTimeout"},
-	{Key: "nlb:ConnectionDrainTimeout", Min: 0, Max: 900, Source: refNLB + "CreateServerGroup.ConnectionDrainTimeout"},
-	{Key: "nlb:IdleTimeout/TCP", Min: 10, Max: 900, Source: refNLB + "CreateListener.IdleTimeout (TCP and TCPSSL listeners)"},
-	{Key: "nlb:IdleTimeout/UDP", Min: 10, Max: 20, Source: refNLB + "CreateListener.IdleTimeout (UDP listeners)"},
-	{Key: "nlb:Cps", Min: 0, Max: 1000000, Source: refNLB + "CreateListener.Cps"},
-	{Key: "nlb:AlpnPolicy", Values: []string{"HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional"}, Source: refNLB + "CreateListener.AlpnPolicy"},
-	{Key: "nlb:Weight", Min: 0, Max: 100, Source: refNLB + "AddServersToServerGroup.Servers.N.Weight"},
-	{Key: "nlb:TagKeyLength", Min: 1, Max: 64, Source: refNLB + "TagResources.Tag.N.Key (1-64 characters)"},
-	{Key: "nlb:TagValueLength", Min: 0, Max: 128, Source: refNLB + "TagResources.Tag.N.Value (up to 128 characters)"},
+	nameFact("nlb:LoadBalancerName", 2, 128, validNLBName, refNLB+"CreateLoadBalancer.LoadBalancerName and "+terraform+"website/docs/r/nlb_load_balancer.html.markdown load_balancer_name (2-128 characters, starting with a letter; letters, digits, '.', '_', '-')"),
+	enumFact("nlb:AddressIpVersion", []string{"ipv4", "DualStack"}, refNLB+"CreateLoadBalancer.AddressIpVersion"),
+	rangeFact("nlb:ZoneMappings", 2, 10, refNLB+"CreateLoadBalancer.ZoneMappings; "+terraform+"nlb_load_balancer zone_mappings (at least two, at most 10)"),
+	enumFact("nlb:Scheduler", []string{"Wrr", "Rr", "Sch", "Tch", "Qch", "Wlc"}, refNLB+"CreateServerGroup.Scheduler (any case)"),
+	rangeFact("nlb:HealthyThreshold", 2, 10, refNLB+"CreateServerGroup.HealthCheckConfig.HealthyThreshold"),
+	rangeFact("nlb:UnhealthyThreshold", 2, 10, refNLB+"CreateServerGroup.HealthCheckConfig.UnhealthyThreshold"),
+	rangeFact("nlb:HealthCheckInterval", 1, 50, refNLB+"CreateServerGroup.HealthCheckConfig.HealthCheckInterval (TCP and HTTP checks)"),
+	rangeFact("nlb:HealthCheckConnectTimeout", 1, 300, refNLB+"CreateServerGroup.HealthCheckConfig.HealthCheckConnectTimeout"),
+	rangeFact("nlb:ConnectionDrainTimeout", 0, 900, refNLB+"CreateServerGroup.ConnectionDrainTimeout"),
+	rangeFact("nlb:IdleTimeout/TCP", 10, 900, refNLB+"CreateListener.IdleTimeout (TCP and TCPSSL listeners)"),
+	rangeFact("nlb:IdleTimeout/UDP", 10, 20, refNLB+"CreateListener.IdleTimeout (UDP listeners)"),
+	rangeFact("nlb:Cps", 0, 1000000, refNLB+"CreateListener.Cps"),
+	enumFact("nlb:AlpnPolicy", []string{"HTTP1Only", "HTTP2Only", "HTTP2Preferred", "HTTP2Optional"}, refNLB+"CreateListener.AlpnPolicy"),
+	rangeFact("nlb:Weight", 0, 100, refNLB+"AddServersToServerGroup.Servers.N.Weight"),
+	rangeFact("nlb:TagKeyLength", 1, 64, refNLB+"TagResources.Tag.N.Key (1-64 characters)"),
+	rangeFact("nlb:TagValueLength", 0, 128, refNLB+"TagResources.Tag.N.Value (up to 128 characters)"),
 }
 
 // The longest tag key and value, in characters: the same for CLB and NLB

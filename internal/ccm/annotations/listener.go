@@ -30,13 +30,7 @@ func (r *reader) listener(s *Settings) {
 		l.HTTP2 = r.onOff("http2-enabled")
 		l.StickySession = r.onOff("sticky-session")
 		l.StickySessionType = r.enum("sticky-session-type")
-		if a, key, v, ok := r.raw("cookie"); ok {
-			if !validCookie(v) {
-				r.failA(a, key, v)
-			} else {
-				l.Cookie = &v
-			}
-		}
+		l.Cookie = r.strIf("cookie", validCookie)
 		l.CookieTimeout = r.intv("cookie-timeout")
 		l.PersistenceTimeout = r.intv("persistence-timeout")
 		l.RequestTimeout = r.intv("request-timeout")
@@ -74,13 +68,7 @@ func validCookie(v string) bool {
 }
 
 func (r *reader) domainExtensions() []DomainExtension {
-	a, key, v, ok := r.raw("domain-extensions")
-	if !ok {
-		return nil
-	}
-	var out []DomainExtension
-	seen := map[string]int{}
-	if !r.allElements(a, key, v, func(e element) string {
+	out, _, _ := uniqueList(r, "domain-extensions", "domain", func(e element) (string, DomainExtension, string) {
 		d, cert, found := strings.Cut(e.text, ":")
 		d, cert = strings.TrimSpace(d), strings.TrimSpace(cert)
 		why := ""
@@ -91,77 +79,38 @@ func (r *reader) domainExtensions() []DomainExtension {
 			why = "the certificate id contains a blank or ':'"
 		case len(validation.IsDNS1123Subdomain(strings.ToLower(strings.TrimPrefix(d, "*.")))) > 0:
 			why = "the domain is not a DNS name (a leading *. is allowed)"
-		case seen[d] > 0:
-			why = repeats("domain", seen[d])
 		}
-		if why != "" {
-			return why
-		}
-		seen[d] = e.n
-		out = append(out, DomainExtension{Domain: d, CertID: cert})
-		return ""
-	}) {
-		return nil
-	}
+		return d, DomainExtension{Domain: d, CertID: cert}, why
+	})
 	return out
 }
 
 func (r *reader) healthCheck(h *HealthCheck) {
 	h.Flag = r.onOff("health-check-flag")
 	h.Type = r.enum("health-check-type")
-	if a, key, v, ok := r.raw("health-check-uri"); ok {
-		if !strings.HasPrefix(v, "/") || len(v) > 80 || strings.ContainsAny(v, " \t") {
-			r.failA(a, key, v)
-		} else {
-			h.URI = &v
-		}
-	}
-	if a, key, v, ok := r.raw("health-check-domain"); ok {
-		if !validHealthDomain(v) {
-			r.failA(a, key, v)
-		} else {
-			h.Domain = &v
-		}
-	}
+	h.URI = r.strIf("health-check-uri", func(v string) bool {
+		return strings.HasPrefix(v, "/") && len(v) <= 80 && !strings.ContainsAny(v, " \t")
+	})
+	h.Domain = r.strIf("health-check-domain", validHealthDomain)
 	h.Method = r.enum("health-check-method")
-	if a, key, v, ok := r.raw("health-check-httpcode"); ok {
-		var codes []string
-		seen := map[string]int{}
-		es := elements(v)
-		bad := len(es) == 0
-		if bad {
-			r.failWhy(a, key, v, "no status class given")
-		}
-		if !r.allElements(a, key, v, func(e element) string {
+	if l, ok := r.list("health-check-httpcode"); ok {
+		empty := r.emptyList(l, "no status class given")
+		codes, ok := uniqueElements(r, l, "class", func(e element) (string, string, string) {
 			c := strings.ToLower(e.text)
 			why := ""
-			switch {
-			case c != "http_2xx" && c != "http_3xx" && c != "http_4xx" && c != "http_5xx":
+			if c != "http_2xx" && c != "http_3xx" && c != "http_4xx" && c != "http_5xx" {
 				why = "not a status class"
-			case seen[c] > 0:
-				why = repeats("class", seen[c])
 			}
-			if why != "" {
-				return why
-			}
-			seen[c] = e.n
-			codes = append(codes, c)
-			return ""
-		}) {
-			bad = true
-		}
-		if !bad {
+			return c, c, why
+		})
+		if ok && !empty {
 			h.HTTPCodes = codes
 		}
 	}
-	if a, key, v, ok := r.raw("health-check-connect-port"); ok {
+	h.ConnectPort = checked(r, "health-check-connect-port", func(v string) (int, bool) {
 		n, err := strconv.Atoi(v)
-		if err != nil || (n != UseBackendPort && (n < 1 || n > 65535)) {
-			r.failA(a, key, v)
-		} else {
-			h.ConnectPort = &n
-		}
-	}
+		return n, err == nil && (n == UseBackendPort || n >= 1 && n <= 65535)
+	})
 	h.HealthyThreshold = r.intv("healthy-threshold")
 	h.UnhealthyThreshold = r.intv("unhealthy-threshold")
 	h.Interval = r.intv("health-check-interval")

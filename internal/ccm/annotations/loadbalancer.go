@@ -41,23 +41,11 @@ func (r *reader) loadBalancer(s *Settings) {
 		lb.VSwitchID = r.idWithPrefix("vswitch-id", "vsw-")
 		lb.MasterZoneID = r.str("master-zoneid")
 		lb.SlaveZoneID = r.str("slave-zoneid")
-		if a, key, v, ok := r.raw("ip"); ok {
-			if net.ParseIP(v) == nil {
-				r.failA(a, key, v)
-			} else {
-				lb.IP = &v
-			}
-		}
+		lb.IP = r.strIf("ip", func(v string) bool { return net.ParseIP(v) != nil })
 		lb.DeleteProtection = r.onOff("delete-protection")
 		lb.ModificationProtection = r.enum("modification-protection")
 		lb.ExternalIPType = r.enum("external-ip-type")
-		if a, key, v, ok := r.raw("hostname"); ok {
-			if len(validation.IsDNS1123Subdomain(v)) > 0 {
-				r.failA(a, key, v)
-			} else {
-				lb.Hostname = &v
-			}
-		}
+		lb.Hostname = r.strIf("hostname", func(v string) bool { return len(validation.IsDNS1123Subdomain(v)) == 0 })
 		return
 	}
 	lb.ZoneMaps = r.zoneMaps()
@@ -71,13 +59,7 @@ func (r *reader) loadBalancer(s *Settings) {
 
 // tags parses k1=v1,k2=v2,k3 with the cloud's tag rules.
 func (r *reader) tags() []Tag {
-	a, key, v, ok := r.raw("additional-resource-tags")
-	if !ok {
-		return nil
-	}
-	var out []Tag
-	seen := map[string]int{}
-	if !r.allElements(a, key, v, func(e element) string {
+	out, l, ok := uniqueList(r, "additional-resource-tags", "key", func(e element) (string, Tag, string) {
 		k, val, _ := strings.Cut(e.text, "=")
 		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 		lk := strings.ToLower(k)
@@ -95,20 +77,11 @@ func (r *reader) tags() []Tag {
 			why = "the controller sets the " + k + " tag itself"
 		case strings.Contains(lk, "http://") || strings.Contains(lk, "https://"):
 			why = "the key contains http:// or https://"
-		case seen[k] > 0:
-			why = repeats("key", seen[k])
 		}
-		if why != "" {
-			return why
-		}
-		seen[k] = e.n
-		out = append(out, Tag{Key: k, Value: val})
-		return ""
-	}) {
-		return nil
-	}
-	if len(out) > 20 {
-		r.failWhy(a, key, v, fmt.Sprintf("%d tags, more than 20", len(out)))
+		return k, Tag{Key: k, Value: val}, why
+	})
+	if ok && len(out) > 20 {
+		r.failWhy(l.a, l.key, l.v, fmt.Sprintf("%d tags, more than 20", len(out)))
 		return nil
 	}
 	return out
@@ -116,13 +89,10 @@ func (r *reader) tags() []Tag {
 
 // zoneMaps parses zone:vsw[:ipv4[:eipAllocId]],... (2–10 distinct zones).
 func (r *reader) zoneMaps() []ZoneMapping {
-	a, key, v, ok := r.raw("zone-maps")
-	if !ok {
-		return nil
-	}
-	var out []ZoneMapping
+	// A repeated zone is refused before the vSwitch and address rules, so
+	// the repeat check is here, not uniqueElements'.
 	seen := map[string]int{}
-	if !r.allElements(a, key, v, func(e element) string {
+	out, l, ok := uniqueList(r, "zone-maps", "", func(e element) (string, ZoneMapping, string) {
 		f := strings.Split(e.text, ":")
 		for i := range f {
 			f[i] = strings.TrimSpace(f[i])
@@ -145,7 +115,7 @@ func (r *reader) zoneMaps() []ZoneMapping {
 			why = "the EIP allocation id " + idProblem(f[3], "eip-")
 		}
 		if why != "" {
-			return why
+			return "", ZoneMapping{}, why
 		}
 		m := ZoneMapping{ZoneID: f[0], VSwitchID: f[1]}
 		if len(f) > 2 {
@@ -155,13 +125,13 @@ func (r *reader) zoneMaps() []ZoneMapping {
 			m.AllocationID = f[3]
 		}
 		seen[f[0]] = e.n
-		out = append(out, m)
-		return ""
-	}) {
+		return f[0], m, ""
+	})
+	if !ok {
 		return nil
 	}
 	if zones := cloudFact("nlb:ZoneMappings"); len(out) < zones.Min || len(out) > zones.Max {
-		r.failWhy(a, key, v, fmt.Sprintf("%d zones given", len(out)))
+		r.failWhy(l.a, l.key, l.v, fmt.Sprintf("%d zones given", len(out)))
 		return nil
 	}
 	return out

@@ -276,12 +276,7 @@ func repeats(what string, n int) string {
 // idList validates a comma list of ids that all carry prefix ("" = any
 // token without blanks, ':' or '='); ok is false when absent or invalid.
 func (r *reader) idList(suffix, prefix string) (ids []string, ok bool) {
-	a, key, v, present := r.raw(suffix)
-	if !present {
-		return nil, false
-	}
-	seen := map[string]int{}
-	if !r.allElements(a, key, v, func(e element) string {
+	ids, _, ok = uniqueList(r, suffix, "id", func(e element) (string, string, string) {
 		why := ""
 		switch {
 		case prefix != "":
@@ -291,19 +286,88 @@ func (r *reader) idList(suffix, prefix string) (ids []string, ok bool) {
 		case strings.ContainsAny(e.text, " \t:="):
 			why = "ids are separated by commas and contain no blanks, ':' or '='"
 		}
-		if n, dup := seen[e.text]; why == "" && dup {
-			why = repeats("id", n)
+		return e.text, e.text, why
+	})
+	return ids, ok
+}
+
+// listValue is a set comma-list annotation, kept whole so that its
+// problems quote what the user wrote.
+type listValue struct {
+	a      *Annotation
+	key, v string
+}
+
+// list returns the comma-list annotation suffix when it is set.
+func (r *reader) list(suffix string) (listValue, bool) {
+	a, key, v, ok := r.raw(suffix)
+	return listValue{a: a, key: key, v: v}, ok
+}
+
+// emptyList reports a list that names no element as a problem of the
+// whole value (reason says what was expected); true when it is empty.
+func (r *reader) emptyList(l listValue, reason string) bool {
+	if len(elements(l.v)) > 0 {
+		return false
+	}
+	r.failWhy(l.a, l.key, l.v, reason)
+	return true
+}
+
+// uniqueElements reads a list element by element: parse returns an
+// element's key and value, or why it refuses the element; an accepted key
+// given again is refused as a repeat of what ("" = parse checks repeats
+// itself, before its other rules). ok is false when any element was
+// refused, so that the caller applies the list whole or not at all.
+func uniqueElements[T any](r *reader, l listValue, what string, parse func(e element) (k string, t T, why string)) (out []T, ok bool) {
+	seen := map[string]int{}
+	ok = r.allElements(l.a, l.key, l.v, func(e element) string {
+		k, t, why := parse(e)
+		if n := seen[k]; why == "" && n > 0 && what != "" {
+			why = repeats(what, n)
 		}
 		if why != "" {
 			return why
 		}
-		seen[e.text] = e.n
-		ids = append(ids, e.text)
+		seen[k] = e.n
+		out = append(out, t)
 		return ""
-	}) {
-		return nil, false
+	})
+	return out, ok
+}
+
+// uniqueList reads the comma-list annotation suffix with uniqueElements:
+// ok is false and out nil when the list is absent or refused; l is the
+// list as written, for the caller's checks of the whole.
+func uniqueList[T any](r *reader, suffix, what string, parse func(e element) (k string, t T, why string)) (out []T, l listValue, ok bool) {
+	if l, ok = r.list(suffix); ok {
+		out, ok = uniqueElements(r, l, what, parse)
 	}
-	return ids, true
+	if !ok {
+		return nil, l, false
+	}
+	return out, l, true
+}
+
+// checked reads the single-value annotation suffix with parse, which takes
+// or refuses the value whole: nil when it is absent or refused (then a
+// problem naming the annotation).
+func checked[T any](r *reader, suffix string, parse func(v string) (T, bool)) *T {
+	a, key, v, ok := r.raw(suffix)
+	if !ok {
+		return nil
+	}
+	t, ok := parse(v)
+	if !ok {
+		r.failA(a, key, v)
+		return nil
+	}
+	return &t
+}
+
+// strIf reads a string annotation that valid must accept (checked).
+func (r *reader) strIf(suffix string, valid func(string) bool) *string {
+	return checked(r, suffix, func(v string) (string, bool) { return v, valid(v) })
 }
 
 // allElements runs check on each element of an annotation's comma list

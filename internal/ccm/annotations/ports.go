@@ -109,18 +109,40 @@ func (p *portFields) protocolPort() {
 	}
 }
 
+// perPort reads a list annotation whose elements each set one Service
+// port: parse returns the port's index, the value and why it refuses the
+// element; a port named again is refused. set holds the values by port
+// index, nil when the list is absent or any element was refused, so that
+// the list applies whole or not at all.
+func perPort[T any](p *portFields, suffix string, parse func(e element) (i int, t T, why string)) (set map[int]T) {
+	a, key, v, ok := p.r.raw(suffix)
+	if !ok {
+		return nil
+	}
+	at, set := map[int]int{}, map[int]T{}
+	ok = p.r.allElements(a, key, v, func(e element) string {
+		i, t, why := parse(e)
+		if why == "" {
+			why = p.once(at, i)
+		}
+		if why == "" {
+			at[i], set[i] = e.n, t
+		}
+		return why
+	})
+	if !ok {
+		return nil
+	}
+	return set
+}
+
 // vgroupPort applies vgroup-port: group-id:port,...
 func (p *portFields) vgroupPort() {
-	a, key, v, ok := p.r.raw("vgroup-port")
-	if !ok {
-		return
-	}
 	prefix := "rsp-"
 	if p.r.owner == OwnerNLB {
 		prefix = "sgp-"
 	}
-	at, ids := map[int]int{}, map[int]string{}
-	valid := p.r.allElements(a, key, v, func(e element) string {
+	ids := perPort(p, "vgroup-port", func(e element) (int, string, string) {
 		id, port, found := strings.Cut(e.text, ":")
 		id = strings.TrimSpace(id)
 		i, why := p.portOf(port)
@@ -129,29 +151,24 @@ func (p *portFields) vgroupPort() {
 			why = "expected " + prefix + "…:port"
 		case !validID(id, prefix):
 			why = "the group id " + idProblem(id, prefix)
-		case why == "":
-			why = p.once(at, i)
 		}
-		if why == "" {
-			at[i], ids[i] = e.n, id
-		}
-		return why
+		return i, id, why
 	})
-	if valid {
-		for i, id := range ids {
-			p.s.Ports[i].VGroupID = id
-		}
+	for i, id := range ids {
+		p.s.Ports[i].VGroupID = id
 	}
+}
+
+// forwarding is one accepted forward-port element: the HTTPS port it
+// forwards to, and the element for later cross-field messages.
+type forwarding struct {
+	to int32
+	e  element
 }
 
 // forwardPort applies the CLB's forward-port: httpPort:httpsPort,...
 func (p *portFields) forwardPort() {
-	a, key, v, ok := p.r.raw("forward-port")
-	if !ok {
-		return
-	}
-	at, to := map[int]int{}, map[int]int32{}
-	valid := p.r.allElements(a, key, v, func(e element) string {
+	fwd := perPort(p, "forward-port", func(e element) (int, forwarding, string) {
 		from, target, found := strings.Cut(e.text, ":")
 		fi, why := p.portOf(from)
 		ti, whyTo := p.portOf(target)
@@ -163,32 +180,21 @@ func (p *portFields) forwardPort() {
 			why = whyTo
 		case fi == ti:
 			why = "a port cannot forward to itself"
-		default:
-			why = p.once(at, fi)
 		}
-		if why == "" {
-			at[fi], to[fi] = e.n, p.s.Ports[ti].Port
-			p.r.forwardAt[p.s.Ports[fi].Port] = e
+		if why != "" {
+			return fi, forwarding{}, why
 		}
-		return why
+		return fi, forwarding{to: p.s.Ports[ti].Port, e: e}, ""
 	})
-	if !valid {
-		p.r.forwardAt = map[int32]element{}
-		return
-	}
-	for i, port := range to {
-		p.s.Ports[i].ForwardTo = port
+	for i, f := range fwd {
+		p.s.Ports[i].ForwardTo = f.to
+		p.r.forwardAt[p.s.Ports[i].Port] = f.e
 	}
 }
 
 // portRange applies the NLB's listener-port-range: start-end:port,...
 func (p *portFields) portRange() {
-	a, key, v, ok := p.r.raw("listener-port-range")
-	if !ok {
-		return
-	}
-	at, ranges := map[int]int{}, map[int]*PortRange{}
-	valid := p.r.allElements(a, key, v, func(e element) string {
+	ranges := perPort(p, "listener-port-range", func(e element) (int, *PortRange, string) {
 		rg, port, found := strings.Cut(e.text, ":")
 		start, end, dash := strings.Cut(rg, "-")
 		lo, err1 := strconv.Atoi(strings.TrimSpace(start))
@@ -205,17 +211,10 @@ func (p *portFields) portRange() {
 			why = "the range is not within 1–65535"
 		case lo > hi:
 			why = "the range starts after it ends"
-		case why == "":
-			why = p.once(at, i)
 		}
-		if why == "" {
-			at[i], ranges[i] = e.n, &PortRange{Start: int32(lo), End: int32(hi)}
-		}
-		return why
+		return i, &PortRange{Start: int32(lo), End: int32(hi)}, why
 	})
-	if valid {
-		for i, pr := range ranges {
-			p.s.Ports[i].PortRange = pr
-		}
+	for i, pr := range ranges {
+		p.s.Ports[i].PortRange = pr
 	}
 }

@@ -220,46 +220,36 @@ func New(opts Options) (*Controller, error) {
 
 // withDefaults fills the unset fields of o with their defaults.
 func (o Options) withDefaults() Options {
-	if o.Workers <= 0 {
-		o.Workers = DefaultWorkers
-	}
-	if o.ResyncPeriod <= 0 {
-		o.ResyncPeriod = DefaultResyncPeriod
-	}
-	if o.VerifyPeriod <= 0 {
-		o.VerifyPeriod = DefaultVerifyPeriod
-	}
-	if o.ConfiguringRetry <= 0 {
-		o.ConfiguringRetry = DefaultConfiguringRetry
-	}
+	o.Workers = OrDefault(o.Workers, DefaultWorkers)
+	o.ResyncPeriod = OrDefault(o.ResyncPeriod, DefaultResyncPeriod)
+	o.VerifyPeriod = OrDefault(o.VerifyPeriod, DefaultVerifyPeriod)
+	o.ConfiguringRetry = OrDefault(o.ConfiguringRetry, DefaultConfiguringRetry)
 	if o.MaxConfiguringRetry < o.ConfiguringRetry {
 		o.MaxConfiguringRetry = max(DefaultMaxConfiguringRetry, o.ConfiguringRetry)
 	}
-	if o.RetryBudget <= 0 {
-		o.RetryBudget = DefaultRetryBudget
-	}
-	if o.SyncTimeout <= 0 {
-		o.SyncTimeout = DefaultSyncTimeout
-	}
-	if o.BaseBackoff <= 0 {
-		o.BaseBackoff = DefaultBaseBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = DefaultMaxBackoff
-	}
+	o.RetryBudget = OrDefault(o.RetryBudget, DefaultRetryBudget)
+	o.SyncTimeout = OrDefault(o.SyncTimeout, DefaultSyncTimeout)
+	o.BaseBackoff = OrDefault(o.BaseBackoff, DefaultBaseBackoff)
+	o.MaxBackoff = OrDefault(o.MaxBackoff, DefaultMaxBackoff)
+	// Negative node batch settings mean "off", so only zero is unset.
 	if o.NodeBatchWindow == 0 {
 		o.NodeBatchWindow = DefaultNodeBatchWindow
 	}
 	if o.NodeBatchMaxWait == 0 {
 		o.NodeBatchMaxWait = DefaultNodeBatchMaxWait
 	}
-	if o.SyncRate <= 0 {
-		o.SyncRate = DefaultSyncRate
-	}
-	if o.SyncBurst <= 0 {
-		o.SyncBurst = DefaultSyncBurst
-	}
+	o.SyncRate = OrDefault(o.SyncRate, DefaultSyncRate)
+	o.SyncBurst = OrDefault(o.SyncBurst, DefaultSyncBurst)
 	return o
+}
+
+// OrDefault is v, or def when v is unset (zero or negative): the rule of
+// every count and period option of the controller and its providers.
+func OrDefault[T int | float64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // watch registers the controller's event handlers on the Service, Node

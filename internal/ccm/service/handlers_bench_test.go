@@ -205,42 +205,28 @@ func BenchmarkHandlerNodeReadyLocal(b *testing.B) {
 }
 
 // BenchmarkHandlerSliceUpdate: one endpoint of one Service turns not
-// ready and ready again (W4's churn), Cluster traffic policy: the handler
-// decides the Service does not depend on its endpoints.
+// ready and ready again (W4's churn). policy=Cluster: the handler decides
+// the Service does not depend on its endpoints; policy=Local: the Service
+// is queued.
 func BenchmarkHandlerSliceUpdate(b *testing.B) {
-	benchEach(b, corev1.ServiceExternalTrafficPolicyCluster, func(b *testing.B, h *handlerBench) {
-		o := h.slices[len(h.slices)/2]
-		n := o.DeepCopy()
-		n.ResourceVersion = "2"
-		n.Endpoints[0].Conditions.Ready = ptr.To(false)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if i%2 == 0 {
-				h.c.sliceChanged(o, n)
-			} else {
-				h.c.sliceChanged(n, o)
-			}
-		}
-	})
-}
-
-// BenchmarkHandlerSliceUpdateLocal: the same with Local traffic policy:
-// the Service is queued.
-func BenchmarkHandlerSliceUpdateLocal(b *testing.B) {
-	benchEach(b, corev1.ServiceExternalTrafficPolicyLocal, func(b *testing.B, h *handlerBench) {
-		o := h.slices[len(h.slices)/2]
-		n := o.DeepCopy()
-		n.ResourceVersion = "2"
-		n.Endpoints[0].Conditions.Ready = ptr.To(false)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if i%2 == 0 {
-				h.c.sliceChanged(o, n)
-			} else {
-				h.c.sliceChanged(n, o)
-			}
-		}
-	})
+	for _, policy := range []corev1.ServiceExternalTrafficPolicy{corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal} {
+		b.Run("policy="+string(policy), func(b *testing.B) {
+			benchEach(b, policy, func(b *testing.B, h *handlerBench) {
+				o := h.slices[len(h.slices)/2]
+				n := o.DeepCopy()
+				n.ResourceVersion = "2"
+				n.Endpoints[0].Conditions.Ready = ptr.To(false)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i%2 == 0 {
+						h.c.sliceChanged(o, n)
+					} else {
+						h.c.sliceChanged(n, o)
+					}
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkHandlerServiceUpdate: a Service's annotation changes back and

@@ -52,3 +52,21 @@ func PlanMembers[M Member](desired, current []M, shared bool, description string
 	}
 	return plan
 }
+
+// MemberFields are one backend of a server group as both load balancer APIs
+// describe it: a server (instance, ENI or address) on a port. A provider
+// defines its member type on them and makes it a Member.
+type MemberFields struct {
+	// ServerID is the instance id, the ENI id, or the IP (NLB Ip
+	// servers); IP is the server address (ENI and IP servers; informative
+	// for an instance, whose address the cloud fills in); Type is the
+	// server type as the API spells it.
+	ServerID, IP, Type string
+	// Port is the backend port (0 in an NLB any-port group).
+	Port int32
+	// Weight is 0–100.
+	Weight int
+	// Description marks the members a Service added (ownership in a
+	// shared, vgroup-port bound group).
+	Description string
+}

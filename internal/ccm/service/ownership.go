@@ -585,10 +585,19 @@ func CreateIdempotent[T any](ctx context.Context, svc *corev1.Service, previous,
 	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s does not exist", previous)}
 }
 
+// TaggedFinder is a Finder that also lists load balancers by tag, as
+// Lookups makes it: a provider that embeds one is a Lister and AllTagged
+// without writing either.
+type TaggedFinder interface {
+	Finder
+	Lister
+	AllTagged
+}
+
 // Lookups makes a Finder of a provider's two reads (one load balancer by
 // id, every load balancer tagged key=value) and its conversion to
 // LoadBalancer; a nil result from the read by id means "none".
-func Lookups[T any](byID func(context.Context, string) (*T, error), byTag func(context.Context, string, string) ([]*T, error), facts func(*T) *LoadBalancer) Finder {
+func Lookups[T any](byID func(context.Context, string) (*T, error), byTag func(context.Context, string, string) ([]*T, error), facts func(*T) *LoadBalancer) TaggedFinder {
 	return lookups[T]{byID, byTag, facts}
 }
 
@@ -610,16 +619,30 @@ func (l lookups[T]) Describe(ctx context.Context, id string) (*LoadBalancer, err
 // FindTagged implements Finder: the oldest of the load balancers tagged
 // for the Service, so every sync picks the same one.
 func (l lookups[T]) FindTagged(ctx context.Context, defaultName string) (*LoadBalancer, error) {
-	lbs, err := l.byTag(ctx, naming.TagKeyDefaultName, defaultName)
-	if err != nil || len(lbs) == 0 {
+	out, err := l.FindAllTagged(ctx, defaultName)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	oldestFirst(out)
+	return out[0], nil
+}
+
+// FindAllTagged implements AllTagged, in the one read FindTagged makes.
+func (l lookups[T]) FindAllTagged(ctx context.Context, defaultName string) ([]*LoadBalancer, error) {
+	return l.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
+}
+
+// ListTagged implements Lister with the provider's read by tag (all pages).
+func (l lookups[T]) ListTagged(ctx context.Context, key, value string) ([]*LoadBalancer, error) {
+	lbs, err := l.byTag(ctx, key, value)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*LoadBalancer, 0, len(lbs))
 	for _, lb := range lbs {
 		out = append(out, l.facts(lb))
 	}
-	oldestFirst(out)
-	return out[0], nil
+	return out, nil
 }
 
 // idKey is the id annotation's key as the Service's provider spells it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
@@ -159,7 +158,7 @@ func capUntargeted(req *Request, max int) int {
 	if len(ips) <= max {
 		return len(ips)
 	}
-	sort.Strings(ips)
+	slices.Sort(ips)
 	over := map[string]string{}
 	for _, ip := range ips[max:] {
 		over[ip] = ""
@@ -279,7 +278,7 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 	}
 	enis = map[string]string{}
 	if len(ips) > 0 {
-		sort.Strings(ips)
+		slices.Sort(ips)
 		found, err := lookup.ENIsOf(ctx, ips)
 		if err != nil {
 			return nil, nil, nil, err
@@ -289,7 +288,7 @@ func ResolveENIs(ctx context.Context, lookup ENILookup, cl *Cluster, pods map[st
 	for _, w := range why {
 		rejected = append(rejected, w)
 	}
-	sort.Strings(rejected)
+	slices.Sort(rejected)
 	return enis, rejected, unresolved, nil
 }
 
@@ -388,12 +387,12 @@ func orNothing(instance string) string {
 // names a pod in another namespace: a readiness gate must never be read or
 // set there, and the user is told why the endpoint stays out. (Ready ones
 // reach ResolveENIs as targets and are refused there.)
-func foreignPods(svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice) []string {
+func foreignPods(svc *corev1.Service, s *annotations.Settings, sls []*discoveryv1.EndpointSlice) []string {
 	if s == nil || s.Backend.Type != annotations.BackendENI {
 		return nil
 	}
 	var out []string
-	for _, sl := range slices {
+	for _, sl := range sls {
 		for _, e := range sl.Endpoints {
 			r := e.TargetRef
 			if endpointReady(e) || r == nil || r.Kind != "Pod" || r.Namespace == "" || r.Namespace == svc.Namespace || len(e.Addresses) == 0 {
@@ -402,7 +401,7 @@ func foreignPods(svc *corev1.Service, s *annotations.Settings, slices []*discove
 			out = append(out, fmt.Sprintf("%s names pod %s/%s in another namespace", e.Addresses[0], r.Namespace, r.Name))
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -41,6 +41,16 @@ func (r TokenRecords) Replay(req *Request, alive func(id string) bool) (ids []st
 	return rec.IDs, true, nil
 }
 
+// ReplayID is Replay for an action that creates one resource and answers
+// its id under key: done when out (or err) is the call's final answer.
+func (r TokenRecords) ReplayID(req *Request, alive func(id string) bool, key string) (out map[string]any, done bool, err error) {
+	ids, ok, err := r.Replay(req, alive)
+	if err != nil || !ok {
+		return nil, err != nil, err
+	}
+	return map[string]any{key: ids[0]}, true, nil
+}
+
 // Remember records the ids a successful call created under its ClientToken
 // (nothing when the call sent none).
 func (r TokenRecords) Remember(req *Request, ids ...string) {

@@ -77,6 +77,44 @@ func (p Params) Required(key string) (string, error) {
 	return v, nil
 }
 
+// RequiredAll returns the values of keys, in order, or the
+// MissingParameter error of the first one absent or empty, as reading them
+// one by one with Required would.
+func (p Params) RequiredAll(keys ...string) ([]string, error) {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		v, err := p.Required(k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Lookup finds the resource that the required parameter key names with
+// find, which answers the product's not-found error: a handler gets its
+// resource, or the error to answer, in one call.
+func Lookup[T any](req *Request, key string, find func(req *Request, id string) (T, error)) (T, error) {
+	id, err := req.Params.Required(key)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return find(req, id)
+}
+
+// InRegion returns the resource id of m when it is in the request's
+// region; otherwise notFound(id), as if it did not exist: a resource of
+// another region is invisible to a call.
+func InRegion[T any](req *Request, m map[string]*T, id string, region func(*T) string, notFound func(id string) error) (*T, error) {
+	v, ok := m[id]
+	if !ok || v == nil || region(v) != req.RegionID {
+		return nil, notFound(id)
+	}
+	return v, nil
+}
+
 // Int returns key as an integer, def when absent, or InvalidParameter.
 func (p Params) Int(key string, def int) (int, error) {
 	v, ok := p.Get(key)
@@ -300,4 +338,16 @@ func WithoutKeys(view map[string]any, keys ...string) map[string]any {
 		delete(view, k)
 	}
 	return view
+}
+
+// Count is the number of values of m that match: how many of a kind a
+// quota check counts.
+func Count[T any](m map[string]T, match func(T) bool) int {
+	n := 0
+	for _, v := range m {
+		if match(v) {
+			n++
+		}
+	}
+	return n
 }

@@ -249,31 +249,13 @@ func New(st *store.Store, v *vpc.Service) (*Service, error) {
 			return e.VpcID, true
 		},
 		InstancesInVSwitch: func(id string) int {
-			n := 0
-			for _, e := range s.state.ENIs {
-				if e.VSwitchID == id {
-					n++
-				}
-			}
-			return n
+			return api.Count(s.state.ENIs, func(e *ENI) bool { return e.VSwitchID == id })
 		},
 		InstancesInVPC: func(id string) int {
-			n := 0
-			for _, i := range s.state.Instances {
-				if i.VpcID == id {
-					n++
-				}
-			}
-			return n
+			return api.Count(s.state.Instances, func(i *Instance) bool { return i.VpcID == id })
 		},
 		SecurityGroupsInVPC: func(id string) int {
-			n := 0
-			for _, g := range s.state.SecurityGroups {
-				if g.VpcID == id {
-					n++
-				}
-			}
-			return n
+			return api.Count(s.state.SecurityGroups, func(g *SecurityGroup) bool { return g.VpcID == id })
 		},
 	})
 	return s, nil
@@ -377,6 +359,24 @@ func jsonIDs(p api.Params, key string, max int) ([]string, error) {
 		return nil, api.Errorf(http.StatusBadRequest, "Invalid"+key+".Malformed", "The specified parameter %s holds %d entries; at most %d are allowed.", key, len(ids), max)
 	}
 	return ids, nil
+}
+
+// pagedList answers a Describe* listing: list in creation order (seq),
+// the paging fields, and the page's views under set.item (e.g.
+// Instances.Instance). Pages hold 10 items by default, at most maxPage by
+// PageSize or maxResults by MaxResults.
+func pagedList[T any](p api.Params, list []T, seq func(T) int64, maxPage, maxResults int, set, item string, view func(T) map[string]any) (map[string]any, error) {
+	list, keys := api.SortByKey(list, func(t T) string { return api.SeqKey(seq(t)) })
+	out, start, end, err := paging(p, keys, 10, maxPage, maxResults)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]map[string]any, 0, end-start)
+	for _, t := range list[start:end] {
+		items = append(items, view(t))
+	}
+	out[set] = map[string]any{item: items}
+	return out, nil
 }
 
 // paging serves both paging styles: MaxResults/NextToken when either is

@@ -95,17 +95,7 @@ func (s *Service) describeNetworkInterfaces(req *api.Request) (map[string]any, e
 		}
 		list = append(list, e)
 	}
-	list, keys := api.SortByKey(list, func(e *ENI) string { return api.SeqKey(e.Seq) })
-	out, start, end, err := paging(p, keys, 10, 100, 500)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, e := range list[start:end] {
-		items = append(items, s.eniView(e))
-	}
-	out["NetworkInterfaceSets"] = map[string]any{"NetworkInterfaceSet": items}
-	return out, nil
+	return pagedList(p, list, func(e *ENI) int64 { return e.Seq }, 100, 500, "NetworkInterfaceSets", "NetworkInterfaceSet", s.eniView)
 }
 
 func (s *Service) modifyNetworkInterfaceAttribute(req *api.Request) (map[string]any, error) {
@@ -164,13 +154,10 @@ func dedupe(list []string) []string {
 // requestedENI is the request's NetworkInterfaceId, which must name an ENI
 // of the request's region.
 func (s *Service) requestedENI(req *api.Request) (*ENI, error) {
-	id, err := req.Params.Required("NetworkInterfaceId")
-	if err != nil {
-		return nil, err
-	}
-	e, ok := s.state.ENIs[id]
-	if !ok || e.RegionID != req.RegionID {
-		return nil, errENINotFound(id)
-	}
-	return e, nil
+	return api.Lookup(req, "NetworkInterfaceId", s.regionENI)
+}
+
+// regionENI returns the ENI id of the request's region.
+func (s *Service) regionENI(req *api.Request, id string) (*ENI, error) {
+	return api.InRegion(req, s.state.ENIs, id, func(e *ENI) string { return e.RegionID }, errENINotFound)
 }

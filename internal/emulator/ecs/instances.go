@@ -66,11 +66,7 @@ func (s *Service) sortedInstances() []*Instance {
 }
 
 func (s *Service) regionInstance(req *api.Request, id string) (*Instance, error) {
-	i, ok := s.state.Instances[id]
-	if !ok || i.RegionID != req.RegionID {
-		return nil, errInstanceNotFound(id)
-	}
-	return i, nil
+	return api.InRegion(req, s.state.Instances, id, func(i *Instance) string { return i.RegionID }, errInstanceNotFound)
 }
 
 var instanceTypeRe = regexp.MustCompile(`^ecs\.[a-z0-9-]+\.([0-9]*)(small|medium|large|xlarge)$`)
@@ -218,21 +214,16 @@ func familyOf(t string) string {
 
 func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 	p := req.Params
-	ids, err := jsonIDs(p, "InstanceIds", 100)
-	if err != nil {
-		return nil, err
-	}
-	ips, err := jsonIDs(p, "PrivateIpAddresses", 100)
-	if err != nil {
-		return nil, err
-	}
-	pubs, err := jsonIDs(p, "PublicIpAddresses", 100)
-	if err != nil {
-		return nil, err
-	}
-	eips, err := jsonIDs(p, "EipAddresses", 100)
-	if err != nil {
-		return nil, err
+	var ids, ips, pubs, eips []string
+	for _, f := range []struct {
+		key string
+		to  *[]string
+	}{{"InstanceIds", &ids}, {"PrivateIpAddresses", &ips}, {"PublicIpAddresses", &pubs}, {"EipAddresses", &eips}} {
+		v, err := jsonIDs(p, f.key, 100)
+		if err != nil {
+			return nil, err
+		}
+		*f.to = v
 	}
 	status, err := p.Enum("Status", "", StatusPending, StatusRunning, StatusStarting, StatusStopping, StatusStopped)
 	if err != nil {
@@ -267,17 +258,8 @@ func (s *Service) describeInstances(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, i)
 	}
-	list, keys := api.SortByKey(list, func(i *Instance) string { return api.SeqKey(i.Seq) })
-	out, start, end, err := paging(p, keys, 10, 100, 100)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, i := range list[start:end] {
-		items = append(items, s.instanceView(i, req.Now))
-	}
-	out["Instances"] = map[string]any{"Instance": items}
-	return out, nil
+	view := func(i *Instance) map[string]any { return s.instanceView(i, req.Now) }
+	return pagedList(p, list, func(i *Instance) int64 { return i.Seq }, 100, 100, "Instances", "Instance", view)
 }
 
 // nameMatch supports the trailing * wildcard InstanceName accepts.
@@ -363,14 +345,11 @@ func (s *Service) runInstances(req *api.Request) (map[string]any, error) {
 		return map[string]any{"InstanceIdSets": map[string]any{"InstanceIdSet": ids}, "OrderId": "", "TradePrice": 0}, nil
 	}
 	p := req.Params
-	image, err := p.Required("ImageId")
+	required, err := p.RequiredAll("ImageId", "InstanceType")
 	if err != nil {
 		return nil, err
 	}
-	itype, err := p.Required("InstanceType")
-	if err != nil {
-		return nil, err
-	}
+	image, itype := required[0], required[1]
 	if !instanceTypeRe.MatchString(itype) {
 		return nil, api.Errorf(http.StatusBadRequest, "InvalidInstanceType.ValueNotSupported", "The specified InstanceType %q does not exist or is beyond the permitted range.", itype)
 	}
@@ -471,12 +450,9 @@ func ecsIPError(err error) error {
 // the first bad instance, SuccessFirst reports per-instance codes.
 func (s *Service) batch(req *api.Request, from, to, via string) (map[string]any, error) {
 	p := req.Params
-	ids := p.List("InstanceId")
-	if len(ids) == 0 {
-		return nil, api.MissingParameter("InstanceId.N")
-	}
-	if len(ids) > 100 {
-		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be changed in one call.")
+	ids, err := instanceIDs(p, "changed")
+	if err != nil {
+		return nil, err
 	}
 	mode, err := p.Enum("BatchOptimization", "AllTogether", "AllTogether", "SuccessFirst")
 	if err != nil {
@@ -586,14 +562,24 @@ func (s *Service) deleteInstance(req *api.Request) (map[string]any, error) {
 	return map[string]any{}, nil
 }
 
-func (s *Service) deleteInstances(req *api.Request) (map[string]any, error) {
-	p := req.Params
+// instanceIDs returns the InstanceId.N of a call over several instances
+// (verb says what the call does to them): 1 to 100 of them.
+func instanceIDs(p api.Params, verb string) ([]string, error) {
 	ids := p.List("InstanceId")
 	if len(ids) == 0 {
 		return nil, api.MissingParameter("InstanceId.N")
 	}
 	if len(ids) > 100 {
-		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be deleted in one call.")
+		return nil, api.InvalidParameter("InstanceId", "At most 100 instances may be %s in one call.", verb)
+	}
+	return ids, nil
+}
+
+func (s *Service) deleteInstances(req *api.Request) (map[string]any, error) {
+	p := req.Params
+	ids, err := instanceIDs(p, "deleted")
+	if err != nil {
+		return nil, err
 	}
 	force, err := p.Bool("Force", false)
 	if err != nil {
@@ -629,11 +615,7 @@ var instanceAttributeFields = []string{
 // in the older single-instance shape: IoOptimized is the string
 // "optimized", OperationLocks lists LockReason objects.
 func (s *Service) describeInstanceAttribute(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("InstanceId")
-	if err != nil {
-		return nil, err
-	}
-	i, err := s.regionInstance(req, id)
+	i, err := api.Lookup(req, "InstanceId", s.regionInstance)
 	if err != nil {
 		return nil, err
 	}

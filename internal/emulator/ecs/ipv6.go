@@ -103,19 +103,17 @@ func (s *Service) assignIpv6Addresses(req *api.Request) (map[string]any, error) 
 
 // unassignIpv6Addresses removes Ipv6Address.N from an ENI.
 func (s *Service) unassignIpv6Addresses(req *api.Request) (map[string]any, error) {
-	p := req.Params
 	e, err := s.requestedENI(req)
 	if err != nil {
 		return nil, err
 	}
-	id := e.ID
-	drop := p.List("Ipv6Address")
+	drop := req.Params.List("Ipv6Address")
 	if len(drop) == 0 {
 		return nil, api.MissingParameter("Ipv6Address.N")
 	}
 	for _, a := range drop {
 		if !slices.Contains(e.IPv6s, a) {
-			return nil, api.Errorf(http.StatusBadRequest, "InvalidIp.IpUnassigned", "The IPv6 address %s is not assigned to network interface %s.", a, id)
+			return nil, api.Errorf(http.StatusBadRequest, "InvalidIp.IpUnassigned", "The IPv6 address %s is not assigned to network interface %s.", a, e.ID)
 		}
 	}
 	e.IPv6s = slices.DeleteFunc(e.IPv6s, func(a string) bool {

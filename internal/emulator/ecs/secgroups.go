@@ -24,21 +24,13 @@ func errSGVpcMismatch(id, vpcID string) error {
 }
 
 func (s *Service) regionSG(req *api.Request, id string) (*SecurityGroup, error) {
-	g, ok := s.state.SecurityGroups[id]
-	if !ok || g.RegionID != req.RegionID {
-		return nil, errSGNotFound(id)
-	}
-	return g, nil
+	return api.InRegion(req, s.state.SecurityGroups, id, func(g *SecurityGroup) string { return g.RegionID }, errSGNotFound)
 }
 
 // requestSG returns the group named by the SecurityGroupId parameter, which
 // every per-group action requires.
 func (s *Service) requestSG(req *api.Request) (*SecurityGroup, error) {
-	id, err := req.Params.Required("SecurityGroupId")
-	if err != nil {
-		return nil, err
-	}
-	return s.regionSG(req, id)
+	return api.Lookup(req, "SecurityGroupId", s.regionSG)
 }
 
 func (s *Service) sortedSGs() []*SecurityGroup {
@@ -64,10 +56,8 @@ func (s *Service) addSG(region, id, name, desc, vpcID, typ string, tags []api.Ta
 
 func (s *Service) createSecurityGroup(req *api.Request) (map[string]any, error) {
 	alive := func(id string) bool { _, ok := s.state.SecurityGroups[id]; return ok }
-	if ids, ok, err := s.state.Tokens.Replay(req, alive); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"SecurityGroupId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, alive, "SecurityGroupId"); done {
+		return out, err
 	}
 	p := req.Params
 	vpcID, err := p.Required("VpcId")
@@ -143,16 +133,10 @@ func (s *Service) describeSecurityGroups(req *api.Request) (map[string]any, erro
 		}
 		list = append(list, g)
 	}
-	list, keys := api.SortByKey(list, func(g *SecurityGroup) string { return api.SeqKey(g.Seq) })
-	out, start, end, err := paging(p, keys, 10, 50, 100)
+	out, err := pagedList(p, list, func(g *SecurityGroup) int64 { return g.Seq }, 50, 100, "SecurityGroups", "SecurityGroup", s.sgView)
 	if err != nil {
 		return nil, err
 	}
-	items := []map[string]any{}
-	for _, g := range list[start:end] {
-		items = append(items, s.sgView(g))
-	}
-	out["SecurityGroups"] = map[string]any{"SecurityGroup": items}
 	out["RegionId"] = req.RegionID
 	return out, nil
 }
@@ -472,11 +456,11 @@ func (s *Service) modifySecurityGroupRule(req *api.Request) (map[string]any, err
 }
 
 func (s *Service) modifySecurityGroupAttribute(req *api.Request) (map[string]any, error) {
-	p := req.Params
 	g, err := s.requestSG(req)
 	if err != nil {
 		return nil, err
 	}
+	p := req.Params
 	if name := p.String("SecurityGroupName"); name != "" {
 		if len(name) > 128 || strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
 			return nil, api.Errorf(http.StatusBadRequest, "InvalidSecurityGroupName.Malformed", "The specified SecurityGroupName %q is not valid.", name)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -105,8 +104,7 @@ type faultOutcome struct {
 }
 
 type faultSet struct {
-	mu    sync.Mutex
-	rules []*FaultRule
+	ruleList[*FaultRule]
 	// actions maps each served product's name to its action names; rules
 	// naming anything else are refused.
 	actions map[string]map[string]bool
@@ -208,46 +206,24 @@ func (f *faultSet) add(r FaultRule) (FaultRule, error) {
 	r.ID = "flt-" + store.RandomString(8)
 	r.Fired = 0
 	r.Params = maps.Clone(r.Params)
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	cp := r
-	f.rules = append(f.rules, &cp)
+	f.append(&cp)
 	return r, nil
 }
 
 func (f *faultSet) list() []FaultRule {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]FaultRule, 0, len(f.rules))
-	for _, r := range f.rules {
+	return listRules(&f.ruleList, func(r *FaultRule) FaultRule {
 		cp := *r
 		cp.Params = maps.Clone(r.Params)
 		if r.Error != nil {
 			e := *r.Error
 			cp.Error = &e
 		}
-		out = append(out, cp)
-	}
-	return out
+		return cp
+	})
 }
 
-func (f *faultSet) remove(id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, r := range f.rules {
-		if r.ID == id {
-			f.rules = append(f.rules[:i], f.rules[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-func (f *faultSet) clear() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rules = nil
-}
+func (r *FaultRule) ruleID() string { return r.ID }
 
 // match evaluates the rules in order: latencies add up, and the first error
 // or drop that fires ends the evaluation.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/emulator/api"
@@ -71,9 +70,10 @@ type throttleEntry struct {
 
 // throttler applies ThrottleRules.
 type throttler struct {
-	mu    sync.Mutex
-	rules []*throttleEntry
+	ruleList[*throttleEntry]
 }
+
+func (e *throttleEntry) ruleID() string { return e.rule.ID }
 
 func (t *throttler) add(r ThrottleRule) (ThrottleRule, error) {
 	r.Scope = strings.ToLower(r.Scope)
@@ -94,38 +94,12 @@ func (t *throttler) add(r ThrottleRule) (ThrottleRule, error) {
 		return r, fmt.Errorf("accountId applies to scope user only")
 	}
 	r.ID = "thr-" + store.RandomString(8)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rules = append(t.rules, &throttleEntry{rule: r, buckets: map[string]*bucket{}})
+	t.append(&throttleEntry{rule: r, buckets: map[string]*bucket{}})
 	return r, nil
 }
 
 func (t *throttler) list() []ThrottleRule {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]ThrottleRule, 0, len(t.rules))
-	for _, e := range t.rules {
-		out = append(out, e.rule)
-	}
-	return out
-}
-
-func (t *throttler) remove(id string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i, e := range t.rules {
-		if e.rule.ID == id {
-			t.rules = append(t.rules[:i], t.rules[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-func (t *throttler) clear() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rules = nil
+	return listRules(&t.ruleList, func(e *throttleEntry) ThrottleRule { return e.rule })
 }
 
 // allow checks the user rules first, then the api rules, as the real

@@ -29,11 +29,7 @@ var reasonCodes = map[string]string{
 // instance) that is gone or not Running, or a check port that does not
 // listen (ecs.BackendHealth); a group whose checks are off lists none.
 func (s *Service) getListenerHealthStatus(req *api.Request) (map[string]any, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, err
-	}
-	l, err := s.listener(req, id)
+	l, err := api.Lookup(req, "ListenerId", s.listener)
 	if err != nil {
 		return nil, err
 	}

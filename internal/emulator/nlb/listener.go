@@ -99,16 +99,11 @@ type Listener struct {
 	TransitionUntil time.Time `json:"transitionUntil"`
 	// CreatedAt is when the listener was created.
 	CreatedAt time.Time `json:"createdAt"`
-	// DeletedAt, when set, is when the listener's deletion job ends:
-	// Deleting before, gone after. Zero for a live listener.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// deletion is the listener's deletion job: Deleting before, gone
+	// after.
+	deletion
 	// Seq orders listeners by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// gone reports whether the listener's deletion finished by now.
-func (l *Listener) gone(now time.Time) bool {
-	return !l.DeletedAt.IsZero() && !now.Before(l.DeletedAt)
 }
 
 func (l *Listener) status(now time.Time) string {
@@ -148,11 +143,7 @@ func (s *Service) listener(req *api.Request, id string) (*Listener, error) {
 
 // requestedListener returns the listener named by the request's required ListenerId.
 func (s *Service) requestedListener(req *api.Request) (*Listener, error) {
-	id, err := req.Params.Required("ListenerId")
-	if err != nil {
-		return nil, err
-	}
-	return s.listener(req, id)
+	return api.Lookup(req, "ListenerId", s.listener)
 }
 
 // listenerGone reports whether l or its load balancer finished deleting.
@@ -343,10 +334,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Required("ListenerProtocol"); err != nil {
-		return nil, err
-	}
-	proto, err := canonical(p, "ListenerProtocol", "", facts.Enum("nlb:ListenerProtocol")...)
+	proto, err := requiredCanonical(p, "ListenerProtocol", facts.Enum("nlb:ListenerProtocol")...)
 	if err != nil {
 		return nil, err
 	}
@@ -391,12 +379,7 @@ func (s *Service) createListener(req *api.Request) (map[string]any, error) {
 		lo, hi := o.portRange()
 		return nil, api.Errorf(http.StatusBadRequest, "Conflict.Port", "The port %s of load balancer %s conflicts with listener %s (%s %d-%d).", portText(l), lb.ID, o.ID, o.Protocol, lo, hi)
 	}
-	count := 0
-	for _, o := range s.state.Listeners {
-		if o.LoadBalancerID == lb.ID {
-			count++
-		}
-	}
+	count := api.Count(s.state.Listeners, func(o *Listener) bool { return o.LoadBalancerID == lb.ID })
 	if q := s.st.Settings().Quota(store.QuotaNLBListenersPerLB); count >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ListenersNum", "The number of listeners of load balancer %s exceeds the quota of %d.", lb.ID, q)
 	}
@@ -465,16 +448,8 @@ func (s *Service) listListeners(req *api.Request) (map[string]any, error) {
 		}
 		match = append(match, l)
 	}
-	match, keys := api.SortByKey(match, func(l *Listener) string { return api.SeqKey(l.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, l := range match[start:end] {
-		items = append(items, s.listenerView(l, req.Now))
-	}
-	return map[string]any{"Listeners": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(l *Listener) string { return api.SeqKey(l.Seq) }, "Listeners",
+		func(l *Listener) map[string]any { return s.listenerView(l, req.Now) })
 }
 
 func (s *Service) updateListenerAttribute(req *api.Request) (map[string]any, error) {
@@ -507,12 +482,17 @@ func (s *Service) updateListenerAttribute(req *api.Request) (map[string]any, err
 		}
 		upd.ServerGroupID = sg
 	}
+	return s.reconfigureListener(req, l, lb, func() { *l = upd })
+}
+
+// reconfigureListener applies change to l unless the request is a dry
+// run, and answers the job during which l reports Configuring.
+func (s *Service) reconfigureListener(req *api.Request, l *Listener, lb *LoadBalancer, change func()) (map[string]any, error) {
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	*l = upd
-	j := s.transition(req, l, lb, LsnConfiguring, l.Status)
-	return map[string]any{"JobId": j.ID}, nil
+	change()
+	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
 }
 
 func (s *Service) deleteListener(req *api.Request) (map[string]any, error) {
@@ -633,11 +613,7 @@ func (s *Service) associateCertificates(req *api.Request) (map[string]any, error
 	if len(next) > maxAdditionalCertificates {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.AdditionalCertificatesNum", "A listener can have at most %d additional certificates.", maxAdditionalCertificates)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	l.AdditionalCertIDs = next
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
+	return s.reconfigureListener(req, l, lb, func() { l.AdditionalCertIDs = next })
 }
 
 func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, error) {
@@ -650,15 +626,7 @@ func (s *Service) disassociateCertificates(req *api.Request) (map[string]any, er
 			return nil, api.NotFound("ResourceNotFound.certificate", "The certificate %s is not an additional certificate of listener %s.", id, l.ID)
 		}
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	var keep []string
-	for _, id := range l.AdditionalCertIDs {
-		if !slices.Contains(ids, id) {
-			keep = append(keep, id)
-		}
-	}
-	l.AdditionalCertIDs = keep
-	return map[string]any{"JobId": s.transition(req, l, lb, LsnConfiguring, l.Status).ID}, nil
+	return s.reconfigureListener(req, l, lb, func() {
+		l.AdditionalCertIDs = without(l.AdditionalCertIDs, ids)
+	})
 }

@@ -85,17 +85,13 @@ type LoadBalancer struct {
 	Tags []api.Tag `json:"tags,omitempty"`
 	// CreatedAt is the CreateTime.
 	CreatedAt time.Time `json:"createdAt"`
-	// ReadyAt ends the Provisioning status after creation.
-	ReadyAt time.Time `json:"readyAt"`
-	// ConfiguringUntil ends the Configuring status of an LB-level update.
-	ConfiguringUntil time.Time `json:"configuringUntil"`
-	// BusyUntil ends the lock of the last job on the LB or its listeners
-	// (Conflict.Lock before).
-	BusyUntil time.Time `json:"busyUntil"`
-	// DeletedAt, when set, is when the LB's deletion job ends: it is
-	// Deleting before and gone after (a failed create rolls back the same
-	// way). Zero for a live LB.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// jobTimes end the Provisioning status, an LB-level update's
+	// Configuring status and the lock of the last job on the LB or its
+	// listeners.
+	jobTimes
+	// deletion is the LB's deletion job: Deleting before, gone after (a
+	// failed create rolls back the same way).
+	deletion
 	// CreateFailed marks an LB whose create job failed (LBCreateFailed
 	// once ReadyAt passed).
 	CreateFailed bool `json:"createFailed,omitempty"`
@@ -151,10 +147,28 @@ func (lb *LoadBalancer) status(now time.Time) string {
 	return LBActive
 }
 
-// gone reports whether the LB's deletion finished by now: every read
-// treats it as absent, and the next mutating call removes it.
-func (lb *LoadBalancer) gone(now time.Time) bool {
-	return !lb.DeletedAt.IsZero() && !now.Before(lb.DeletedAt)
+// jobTimes are the times the jobs on a load balancer or server group set;
+// its statuses and locks are computed from them, so reads never mutate.
+type jobTimes struct {
+	// ReadyAt ends the creation status (Provisioning, Creating).
+	ReadyAt time.Time `json:"readyAt"`
+	// ConfiguringUntil ends the Configuring status of an update.
+	ConfiguringUntil time.Time `json:"configuringUntil"`
+	// BusyUntil ends the lock of the last job (Conflict.Lock before).
+	BusyUntil time.Time `json:"busyUntil"`
+}
+
+// deletion is when a resource's deletion (or rollback) ends.
+type deletion struct {
+	// DeletedAt, when set, is when the deletion ends; zero for a live
+	// resource.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
+}
+
+// gone reports whether the deletion finished by now: every read treats
+// the resource as absent, and the next mutating call removes it.
+func (d deletion) gone(now time.Time) bool {
+	return !d.DeletedAt.IsZero() && !now.Before(d.DeletedAt)
 }
 
 func (lb *LoadBalancer) dnsName() string { return lb.ID + "." + lb.RegionID + ".nlb.aliyuncs.com" }
@@ -170,11 +184,7 @@ func (s *Service) lb(req *api.Request, id string) (*LoadBalancer, error) {
 
 // lbParam reads the required LoadBalancerId and returns that LB.
 func (s *Service) lbParam(req *api.Request) (*LoadBalancer, error) {
-	id, err := req.Params.Required("LoadBalancerId")
-	if err != nil {
-		return nil, err
-	}
-	return s.lb(req, id)
+	return api.Lookup(req, "LoadBalancerId", s.lb)
 }
 
 // lbForUpdate returns an LB a mutation may touch: not Provisioning and not
@@ -319,10 +329,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.Required("AddressType"); err != nil {
-		return nil, err
-	}
-	addrType, err := canonical(p, "AddressType", "", facts.Enum("nlb:AddressType")...)
+	addrType, err := requiredCanonical(p, "AddressType", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}
@@ -366,12 +373,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 	if bwp != "" && !strings.HasPrefix(bwp, "cbwp-") {
 		return nil, api.NotFound("ResourceNotFound.BandwidthPackage", "The specified resource %s is not found.", bwp)
 	}
-	count := 0
-	for _, lb := range s.state.LoadBalancers {
-		if lb.RegionID == req.RegionID {
-			count++
-		}
-	}
+	count := api.Count(s.state.LoadBalancers, func(lb *LoadBalancer) bool { return lb.RegionID == req.RegionID })
 	if q := s.st.Settings().Quota(store.QuotaNLBInstances); count >= q {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.LoadBalancersNum", "The number of load balancers exceeds the quota of %d.", q)
 	}
@@ -387,7 +389,7 @@ func (s *Service) createLoadBalancer(req *api.Request) (map[string]any, error) {
 		VpcID: vpcID, RegionID: req.RegionID, AccountID: req.AccountID, ResourceGroupID: p.String("ResourceGroupId"),
 		PayType: payType, BandwidthPackageID: bwp, CrossZoneEnabled: true, Zones: mappings, SecurityGroupIDs: sgs,
 		ModificationProtection: Protection{Status: modStatus, Reason: p.String("ModificationProtectionConfig.Reason")},
-		Tags:                   tags, CreatedAt: req.Now, ReadyAt: req.Now.Add(s.st.Settings().Delay(store.DelayNLBProvisioning)), Seq: s.state.next(),
+		Tags:                   tags, CreatedAt: req.Now, jobTimes: jobTimes{ReadyAt: req.Now.Add(s.st.Settings().Delay(store.DelayNLBProvisioning))}, Seq: s.state.next(),
 	}
 	if ipVersion == "DualStack" {
 		lb.IPv6AddressType = "Intranet"
@@ -547,16 +549,8 @@ func (s *Service) listLoadBalancers(req *api.Request) (map[string]any, error) {
 			match = append(match, lb)
 		}
 	}
-	match, keys := api.SortByKey(match, func(lb *LoadBalancer) string { return api.SeqKey(lb.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, lb := range match[start:end] {
-		items = append(items, s.lbView(lb, req.Now, false))
-	}
-	return map[string]any{"LoadBalancers": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(lb *LoadBalancer) string { return api.SeqKey(lb.Seq) }, "LoadBalancers",
+		func(lb *LoadBalancer) map[string]any { return s.lbView(lb, req.Now, false) })
 }
 
 func (s *Service) deleteLoadBalancer(req *api.Request) (map[string]any, error) {
@@ -645,16 +639,24 @@ func (s *Service) updateLoadBalancerAttribute(req *api.Request) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
+	return s.reconfigureLB(req, lb, func() {
+		if name != "" {
+			lb.Name = name
+		}
+		lb.CrossZoneEnabled, lb.TrafficAffinityEnabled, lb.Cps = cross, affinity, cps
+		if len(sgs) > 0 {
+			lb.SecurityGroupIDs = sgs
+		}
+	})
+}
+
+// reconfigureLB applies change to lb unless the request is a dry run, and
+// answers the LB-level job that then holds it Configuring and locked.
+func (s *Service) reconfigureLB(req *api.Request, lb *LoadBalancer, change func()) (map[string]any, error) {
 	if err := dryRun(req); err != nil {
 		return nil, err
 	}
-	if name != "" {
-		lb.Name = name
-	}
-	lb.CrossZoneEnabled, lb.TrafficAffinityEnabled, lb.Cps = cross, affinity, cps
-	if len(sgs) > 0 {
-		lb.SecurityGroupIDs = sgs
-	}
+	change()
 	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
 }
 
@@ -715,10 +717,7 @@ func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[str
 	if err != nil {
 		return nil, err
 	}
-	if _, err := req.Params.Required("AddressType"); err != nil {
-		return nil, err
-	}
-	addrType, err := canonical(req.Params, "AddressType", "", facts.Enum("nlb:AddressType")...)
+	addrType, err := requiredCanonical(req.Params, "AddressType", facts.Enum("nlb:AddressType")...)
 	if err != nil {
 		return nil, err
 	}
@@ -740,18 +739,16 @@ func (s *Service) updateLoadBalancerAddressTypeConfig(req *api.Request) (map[str
 		}
 		eips[zone] = o.String("AllocationId")
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.AddressType = addrType
-	for _, z := range lb.Zones {
-		if addrType == "Internet" {
-			s.setPublic(z, eips[z.ZoneID])
-		} else {
-			z.PublicIPv4, z.AllocationID = "", ""
+	return s.reconfigureLB(req, lb, func() {
+		lb.AddressType = addrType
+		for _, z := range lb.Zones {
+			if addrType == "Internet" {
+				s.setPublic(z, eips[z.ZoneID])
+			} else {
+				z.PublicIPv4, z.AllocationID = "", ""
+			}
 		}
-	}
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	})
 }
 
 func (s *Service) updateLoadBalancerProtection(req *api.Request) (map[string]any, error) {
@@ -868,11 +865,7 @@ func (s *Service) joinSecurityGroup(req *api.Request) (map[string]any, error) {
 	if len(next) > maxSecurityGroups {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaInsufficient", "A load balancer can join at most %d security groups; %s would have %d.", maxSecurityGroups, lb.ID, len(next))
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.SecurityGroupIDs = next
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.SecurityGroupIDs = next })
 }
 
 func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
@@ -880,17 +873,20 @@ func (s *Service) leaveSecurityGroup(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
+	return s.reconfigureLB(req, lb, func() {
+		lb.SecurityGroupIDs = without(lb.SecurityGroupIDs, ids)
+	})
+}
+
+// without is ids less the ones in drop, in order (nil when none is left).
+func without(ids, drop []string) []string {
 	var keep []string
-	for _, id := range lb.SecurityGroupIDs {
-		if !slices.Contains(ids, id) {
+	for _, id := range ids {
+		if !slices.Contains(drop, id) {
 			keep = append(keep, id)
 		}
 	}
-	lb.SecurityGroupIDs = keep
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return keep
 }
 
 // bandwidthPackageChange returns the load balancer an Attach/Detach
@@ -921,11 +917,7 @@ func (s *Service) attachBandwidthPackage(req *api.Request) (map[string]any, erro
 	if lb.BandwidthPackageID != "" {
 		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is already associated with bandwidth package %s.", lb.ID, lb.BandwidthPackageID)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.BandwidthPackageID = id
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.BandwidthPackageID = id })
 }
 
 func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, error) {
@@ -936,11 +928,7 @@ func (s *Service) detachBandwidthPackage(req *api.Request) (map[string]any, erro
 	if lb.BandwidthPackageID != id {
 		return nil, api.Errorf(http.StatusBadRequest, "IncorrectStatus.loadbalancer", "The load balancer %s is not associated with bandwidth package %s.", lb.ID, id)
 	}
-	if err := dryRun(req); err != nil {
-		return nil, err
-	}
-	lb.BandwidthPackageID = ""
-	return map[string]any{"JobId": s.lockLB(req, lb, true).ID}, nil
+	return s.reconfigureLB(req, lb, func() { lb.BandwidthPackageID = "" })
 }
 
 // dedupe drops empty and repeated ids, keeping the first occurrence.

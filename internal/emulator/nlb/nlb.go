@@ -366,6 +366,15 @@ func canonical(p api.Params, key, def string, allowed ...string) (string, error)
 	return "", api.InvalidParameter(key, "The parameter %s must be one of %s, got %q.", key, strings.Join(allowed, ", "), v)
 }
 
+// requiredCanonical is canonical for a required parameter: missing is
+// MissingParameter, before any check of the value.
+func requiredCanonical(p api.Params, key string, allowed ...string) (string, error) {
+	if _, err := p.Required(key); err != nil {
+		return "", err
+	}
+	return canonical(p, key, "", allowed...)
+}
+
 // nonNil turns a nil slice into an empty one, so JSON shows [] not null.
 func nonNil[T any](s []T) []T {
 	if s == nil {
@@ -386,4 +395,20 @@ func (s *Service) securityGroupUsers(sgID string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// cursorList answers a List* action: items in key order, paged by
+// MaxResults/NextToken (20 by default, at most 100), their views under
+// field with the total and the paging fields.
+func cursorList[T any](p api.Params, items []T, key func(T) string, field string, view func(T) map[string]any) (map[string]any, error) {
+	items, keys := api.SortByKey(items, key)
+	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
+	if err != nil {
+		return nil, err
+	}
+	page := make([]map[string]any, 0, end-start)
+	for _, t := range items[start:end] {
+		page = append(page, view(t))
+	}
+	return map[string]any{field: page, "TotalCount": len(items), "MaxResults": maxResults, "NextToken": next}, nil
 }

@@ -78,24 +78,15 @@ type ServerGroup struct {
 	Tags []api.Tag `json:"tags,omitempty"`
 	// CreatedAt is when the group was created.
 	CreatedAt time.Time `json:"createdAt"`
-	// ReadyAt ends the Creating status after creation.
-	ReadyAt time.Time `json:"readyAt"`
-	// ConfiguringUntil ends the Configuring status of an update.
-	ConfiguringUntil time.Time `json:"configuringUntil"`
-	// BusyUntil ends the lock of the last job on the group (Conflict.Lock
-	// before).
-	BusyUntil time.Time `json:"busyUntil"`
-	// DeletedAt, when set, is when a group whose create job failed
-	// disappears (rolled back); zero otherwise. A deleted group goes at
-	// once: only its job reports Processing.
-	DeletedAt time.Time `json:"deletedAt,omitzero"`
+	// jobTimes end the Creating status, an update's Configuring status
+	// and the lock of the last job on the group.
+	jobTimes
+	// deletion is set for a group whose create job failed: it disappears
+	// (rolled back) then. A deleted group goes at once: only its job
+	// reports Processing.
+	deletion
 	// Seq orders groups by creation, for stable listings.
 	Seq int64 `json:"seq"`
-}
-
-// gone reports whether a rolled-back group has disappeared by now.
-func (g *ServerGroup) gone(now time.Time) bool {
-	return !g.DeletedAt.IsZero() && !now.Before(g.DeletedAt)
 }
 
 // HealthCheck is a server group's health check configuration.
@@ -153,23 +144,24 @@ type Server struct {
 }
 
 func (g *ServerGroup) status(now time.Time) string {
-	switch {
-	case now.Before(g.ReadyAt):
-		return SGCreating
-	case now.Before(g.ConfiguringUntil):
-		return SGConfiguring
-	}
-	return SGAvailable
+	return phase(now, g.ReadyAt, g.ConfiguringUntil, SGCreating, SGConfiguring, SGAvailable)
 }
 
 func (sv *Server) status(now time.Time) string {
+	return phase(now, sv.ReadyAt, sv.ConfiguringUntil, ServerAdding, ServerConfiguring, ServerAvailable)
+}
+
+// phase is the status at now of something created until ready and
+// configured until configuring: the statuses are computed, so reads never
+// mutate.
+func phase(now, ready, configuring time.Time, creating, configuringStatus, settled string) string {
 	switch {
-	case now.Before(sv.ReadyAt):
-		return ServerAdding
-	case now.Before(sv.ConfiguringUntil):
-		return ServerConfiguring
+	case now.Before(ready):
+		return creating
+	case now.Before(configuring):
+		return configuringStatus
 	}
-	return ServerAvailable
+	return settled
 }
 
 func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error) {
@@ -183,11 +175,7 @@ func (s *Service) serverGroup(req *api.Request, id string) (*ServerGroup, error)
 // sgForUpdate returns the group named by ServerGroupId unless a job on it
 // is in flight.
 func (s *Service) sgForUpdate(req *api.Request) (*ServerGroup, error) {
-	id, err := req.Params.Required("ServerGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g, err := s.serverGroup(req, id)
+	g, err := api.Lookup(req, "ServerGroupId", s.serverGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -350,13 +338,7 @@ func (s *Service) createServerGroup(req *api.Request) (map[string]any, error) {
 	if err := s.validTags(g.Tags); err != nil {
 		return nil, err
 	}
-	count := 0
-	for _, o := range s.state.ServerGroups {
-		if o.RegionID == req.RegionID {
-			count++
-		}
-	}
-	if count >= maxServerGroups {
+	if api.Count(s.state.ServerGroups, func(o *ServerGroup) bool { return o.RegionID == req.RegionID }) >= maxServerGroups {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.ServerGroupsNum", "The number of server groups exceeds the quota of %d.", maxServerGroups)
 	}
 	if err := dryRun(req); err != nil {
@@ -422,16 +404,8 @@ func (s *Service) listServerGroups(req *api.Request) (map[string]any, error) {
 		}
 		match = append(match, g)
 	}
-	match, keys := api.SortByKey(match, func(g *ServerGroup) string { return api.SeqKey(g.Seq) })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	items := make([]map[string]any, 0, end-start)
-	for _, g := range match[start:end] {
-		items = append(items, s.sgView(g, req.Now))
-	}
-	return map[string]any{"ServerGroups": items, "TotalCount": len(match), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, match, func(g *ServerGroup) string { return api.SeqKey(g.Seq) }, "ServerGroups",
+		func(g *ServerGroup) map[string]any { return s.sgView(g, req.Now) })
 }
 
 func (s *Service) updateServerGroupAttribute(req *api.Request) (map[string]any, error) {
@@ -749,14 +723,5 @@ func (s *Service) listServerGroupServers(req *api.Request) (map[string]any, erro
 			rows = append(rows, item{fmt.Sprintf("%s/%s/%s/%05d", api.SeqKey(g.Seq), api.SeqKey(sv.Seq), sv.ID, sv.Port), row})
 		}
 	}
-	rows, keys := api.SortByKey(rows, func(r item) string { return r.key })
-	maxResults, start, end, next, err := p.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	page := make([]map[string]any, 0, end-start)
-	for _, r := range rows[start:end] {
-		page = append(page, r.out)
-	}
-	return map[string]any{"Servers": page, "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+	return cursorList(p, rows, func(r item) string { return r.key }, "Servers", func(r item) map[string]any { return r.out })
 }

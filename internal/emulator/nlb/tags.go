@@ -226,10 +226,6 @@ func (s *Service) listTagResources(req *api.Request) (map[string]any, error) {
 			})
 		}
 	}
-	rows, keys := api.SortByKey(rows, func(m map[string]any) string { return m["ResourceId"].(string) + "\x00" + m["TagKey"].(string) })
-	maxResults, start, end, next, err := req.Params.Cursor(keys, 20, 100, "")
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"TagResources": nonNil(rows[start:end]), "TotalCount": len(rows), "MaxResults": maxResults, "NextToken": next}, nil
+	key := func(m map[string]any) string { return m["ResourceId"].(string) + "\x00" + m["TagKey"].(string) }
+	return cursorList(req.Params, rows, key, "TagResources", func(m map[string]any) map[string]any { return m })
 }

@@ -21,16 +21,14 @@ func errACLNotFound(id string) error {
 	return api.NotFound("ResourceNotFound.Acl", "The specified AclId %s does not exist.", id)
 }
 
+// acl returns the ACL the request's required AclId names.
 func (s *Service) acl(req *api.Request) (*ACL, error) {
-	id, err := req.Params.Required("AclId")
-	if err != nil {
-		return nil, err
-	}
-	a := s.state.ACLs[id]
-	if a == nil || a.RegionID != req.RegionID {
-		return nil, errACLNotFound(id)
-	}
-	return a, nil
+	return api.Lookup(req, "AclId", s.regionACL)
+}
+
+// regionACL returns the ACL id of the request's region.
+func (s *Service) regionACL(req *api.Request, id string) (*ACL, error) {
+	return api.InRegion(req, s.state.ACLs, id, func(a *ACL) string { return a.RegionID }, errACLNotFound)
 }
 
 // aclUsers lists the listeners an ACL is attached to.
@@ -64,13 +62,7 @@ func (s *Service) createAccessControlList(req *api.Request) (map[string]any, err
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, a := range s.state.ACLs {
-		if a.RegionID == req.RegionID {
-			n++
-		}
-	}
-	if n >= maxACLsPerRegion {
+	if api.Count(s.state.ACLs, func(a *ACL) bool { return a.RegionID == req.RegionID }) >= maxACLsPerRegion {
 		return nil, api.Errorf(http.StatusBadRequest, "QuotaExceeded.Acl", "The number of ACLs in region %s has reached the quota %d.", req.RegionID, maxACLsPerRegion)
 	}
 	rg := api.ResourceGroupOr(p.String("ResourceGroupId"))
@@ -88,8 +80,7 @@ func (s *Service) deleteAccessControlList(req *api.Request) (map[string]any, err
 	if len(s.aclUsers(a)) > 0 {
 		return nil, errNotAllowed("The ACL %s is still associated with listeners.", a.ID)
 	}
-	delete(s.state.ACLs, a.ID)
-	return map[string]any{}, nil
+	return removed(s.state.ACLs, a.ID)
 }
 
 func (s *Service) setAccessControlListAttribute(req *api.Request) (map[string]any, error) {

@@ -175,6 +175,21 @@ func (s *Service) checkBackendQuota(lb *LoadBalancer, added int) error {
 	return nil
 }
 
+// withAdded is members with the servers reqs name merged in (resolve
+// checks and completes them), within lb's backend quota; members as they
+// were on an error.
+func (s *Service) withAdded(lb *LoadBalancer, members []Backend, reqs []backendReq, resolve func(*LoadBalancer, []backendReq) ([]Backend, error)) ([]Backend, error) {
+	add, err := resolve(lb, reqs)
+	if err != nil {
+		return members, err
+	}
+	if err := s.checkBackendQuota(lb, countNew(members, add)); err != nil {
+		return members, err
+	}
+	merged, _ := mergeBackends(members, add)
+	return merged, nil
+}
+
 // mergeBackends adds or updates members; it returns how many are new.
 func mergeBackends(list []Backend, add []Backend) ([]Backend, int) {
 	idx := map[string]int{}
@@ -282,14 +297,9 @@ func (s *Service) addBackendServers(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	add, err := s.resolveAll(lb, reqs)
-	if err != nil {
+	if lb.BackendServers, err = s.withAdded(lb, lb.BackendServers, reqs, s.resolveAll); err != nil {
 		return nil, err
 	}
-	if err := s.checkBackendQuota(lb, countNew(lb.BackendServers, add)); err != nil {
-		return nil, err
-	}
-	lb.BackendServers, _ = mergeBackends(lb.BackendServers, add)
 	return defaultBackendResponse(lb, true), nil
 }
 
@@ -328,19 +338,27 @@ func (s *Service) setBackendServers(req *api.Request) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	reweigh(lb.BackendServers, reqs)
+	return defaultBackendResponse(lb, true), nil
+}
+
+// reweigh sets the weight and description each request gives (when it
+// gives them) on the members it matches; members no request names keep
+// theirs, as Set*BackendServers does.
+func reweigh(members []Backend, reqs []backendReq) {
 	for _, r := range reqs {
-		for i := range lb.BackendServers {
-			if matchBackend(lb.BackendServers[i], r) {
-				if r.HasWeight {
-					lb.BackendServers[i].Weight = r.Weight
-				}
-				if r.Description != "" {
-					lb.BackendServers[i].Description = r.Description
-				}
+		for i := range members {
+			if !matchBackend(members[i], r) {
+				continue
+			}
+			if r.HasWeight {
+				members[i].Weight = r.Weight
+			}
+			if r.Description != "" {
+				members[i].Description = r.Description
 			}
 		}
 	}
-	return defaultBackendResponse(lb, true), nil
 }
 
 // describeHealthStatus reports each backend of each listener (optionally

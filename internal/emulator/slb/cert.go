@@ -65,10 +65,14 @@ func fillFromX509(c *Certificate, leaf *x509.Certificate) {
 }
 
 func (s *Service) cert(req *api.Request, key, kind string) (*Certificate, error) {
-	id, err := req.Params.Required(key)
-	if err != nil {
-		return nil, err
-	}
+	return api.Lookup(req, key, func(req *api.Request, id string) (*Certificate, error) {
+		return s.certOfKind(req, id, kind)
+	})
+}
+
+// certOfKind returns the certificate id of kind (server or ca) in the
+// request's region.
+func (s *Service) certOfKind(req *api.Request, id, kind string) (*Certificate, error) {
 	c := s.state.Certificates[id]
 	name := map[string]string{"server": "ServerCertificate", "ca": "CACertificate"}[kind]
 	if c == nil || c.Kind != kind || c.RegionID != req.RegionID {
@@ -159,15 +163,11 @@ func (s *Service) uploadServerCertificate(req *api.Request) (map[string]any, err
 		c.EncryptionAlgorithm, c.KeyLength = "RSA", 2048
 		c.ExpiresAt = req.Now.AddDate(1, 0, 0)
 	} else {
-		certPEM, err := p.Required("ServerCertificate")
+		pem, err := p.RequiredAll("ServerCertificate", "PrivateKey")
 		if err != nil {
 			return nil, err
 		}
-		keyPEM, err := p.Required("PrivateKey")
-		if err != nil {
-			return nil, err
-		}
-		pair, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+		pair, err := tls.X509KeyPair([]byte(pem[0]), []byte(pem[1]))
 		if err != nil {
 			return nil, api.InvalidParameter("ServerCertificate", "The server certificate or its private key is not valid: %v.", err)
 		}
@@ -366,8 +366,7 @@ func (s *Service) deleteDomainExtension(req *api.Request) (map[string]any, error
 	if err != nil {
 		return nil, err
 	}
-	delete(s.state.DomainExtensions, d.ID)
-	return map[string]any{}, nil
+	return removed(s.state.DomainExtensions, d.ID)
 }
 
 func (s *Service) setDomainExtensionAttribute(req *api.Request) (map[string]any, error) {

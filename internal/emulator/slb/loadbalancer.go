@@ -675,55 +675,50 @@ func (s *Service) setLoadBalancerName(req *api.Request) (map[string]any, error) 
 	return map[string]any{}, nil
 }
 
-// lbSetting returns the load balancer of a Set* call and the value of its
-// required enumerated parameter key, checked in the order the API checks.
-func (s *Service) lbSetting(req *api.Request, key string, allowed ...string) (*LoadBalancer, string, error) {
-	lb, err := s.lb(req)
-	if err != nil {
-		return nil, "", err
+// lbSetter is the handler of a Set* call that sets one enumerated setting
+// of a load balancer: the load balancer, then the required key, checked in
+// the order the API checks, then set.
+func (s *Service) lbSetter(key string, set func(req *api.Request, lb *LoadBalancer, v string) error, allowed ...string) api.Handler {
+	return func(req *api.Request) (map[string]any, error) {
+		lb, err := s.lb(req)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := req.Params.Required(key); err != nil {
+			return nil, err
+		}
+		v, err := req.Params.Enum(key, "", allowed...)
+		if err != nil {
+			return nil, err
+		}
+		if err := set(req, lb, v); err != nil {
+			return nil, err
+		}
+		return map[string]any{}, nil
 	}
-	if _, err := req.Params.Required(key); err != nil {
-		return nil, "", err
-	}
-	v, err := req.Params.Enum(key, "", allowed...)
-	if err != nil {
-		return nil, "", err
-	}
-	return lb, v, nil
 }
 
-func (s *Service) setLoadBalancerStatus(req *api.Request) (map[string]any, error) {
-	lb, st, err := s.lbSetting(req, "LoadBalancerStatus", "active", "inactive")
-	if err != nil {
-		return nil, err
-	}
-	lb.Status = st
-	return map[string]any{}, nil
+func setStatus(_ *api.Request, lb *LoadBalancer, v string) error {
+	lb.Status = v
+	return nil
 }
 
-func (s *Service) setLoadBalancerDeleteProtection(req *api.Request) (map[string]any, error) {
-	lb, v, err := s.lbSetting(req, "DeleteProtection", "on", "off")
-	if err != nil {
-		return nil, err
-	}
+func setDeleteProtection(_ *api.Request, lb *LoadBalancer, v string) error {
 	lb.DeleteProtection = v
-	return map[string]any{}, nil
+	return nil
 }
 
-func (s *Service) setLoadBalancerModificationProtection(req *api.Request) (map[string]any, error) {
-	lb, v, err := s.lbSetting(req, "ModificationProtectionStatus", "NonProtection", "ConsoleProtection")
-	if err != nil {
-		return nil, err
-	}
+// setModificationProtection keeps the reason only while protection is on.
+func setModificationProtection(req *api.Request, lb *LoadBalancer, v string) error {
 	reason := req.Params.String("ModificationProtectionReason")
 	if err := validName("ModificationProtectionReason", reason, 80); err != nil {
-		return nil, err
+		return err
 	}
 	if v == "NonProtection" {
 		reason = ""
 	}
 	lb.ModificationProtectionStatus, lb.ModificationProtectionReason = v, reason
-	return map[string]any{}, nil
+	return nil
 }
 
 func (s *Service) modifyLoadBalancerInstanceSpec(req *api.Request) (map[string]any, error) {

@@ -46,9 +46,9 @@ func (s *Service) Product() api.Product {
 		"DescribeLoadBalancers":                 r(s.describeLoadBalancers),
 		"DescribeLoadBalancerAttribute":         r(s.describeLoadBalancerAttribute),
 		"SetLoadBalancerName":                   w(s.setLoadBalancerName),
-		"SetLoadBalancerStatus":                 w(s.setLoadBalancerStatus),
-		"SetLoadBalancerDeleteProtection":       w(s.setLoadBalancerDeleteProtection),
-		"SetLoadBalancerModificationProtection": w(s.setLoadBalancerModificationProtection),
+		"SetLoadBalancerStatus":                 w(s.lbSetter("LoadBalancerStatus", setStatus, "active", "inactive")),
+		"SetLoadBalancerDeleteProtection":       w(s.lbSetter("DeleteProtection", setDeleteProtection, "on", "off")),
+		"SetLoadBalancerModificationProtection": w(s.lbSetter("ModificationProtectionStatus", setModificationProtection, "NonProtection", "ConsoleProtection")),
 		"ModifyLoadBalancerInstanceSpec":        w(s.modifyLoadBalancerInstanceSpec),
 		"ModifyLoadBalancerInternetSpec":        w(s.modifyLoadBalancerInternetSpec),
 		"ModifyLoadBalancerInstanceChargeType":  w(s.modifyLoadBalancerInstanceChargeType),
@@ -147,15 +147,18 @@ func errNotAllowed(format string, args ...any) error {
 
 // lb returns a load balancer of the request's region.
 func (s *Service) lb(req *api.Request) (*LoadBalancer, error) {
-	id, err := req.Params.Required("LoadBalancerId")
-	if err != nil {
-		return nil, err
-	}
-	lb := s.state.LoadBalancers[id]
-	if lb == nil || lb.RegionID != req.RegionID {
-		return nil, errLBNotFound(id)
-	}
-	return lb, nil
+	return api.Lookup(req, "LoadBalancerId", s.regionLB)
+}
+
+// regionLB returns the load balancer id of the request's region.
+func (s *Service) regionLB(req *api.Request, id string) (*LoadBalancer, error) {
+	return api.InRegion(req, s.state.LoadBalancers, id, func(lb *LoadBalancer) string { return lb.RegionID }, errLBNotFound)
+}
+
+// removed deletes id from m and answers a delete's empty success.
+func removed[T any](m map[string]T, id string) (map[string]any, error) {
+	delete(m, id)
+	return map[string]any{}, nil
 }
 
 // onOff validates an on|off parameter.

@@ -53,29 +53,28 @@ func (s *Service) validateNewTags(tags, existing []api.Tag) ([]api.Tag, error) {
 
 var tagResourceTypes = []string{"instance", "certificate", "acl", "listener", "vservergroup", "masterslaveservergroup"}
 
+// tagsOf is the tag list of v (of returns its region and tags) when v is
+// a resource of region; notFound otherwise.
+func tagsOf[T any](v *T, region string, of func(*T) (string, *[]api.Tag), notFound error) (*[]api.Tag, error) {
+	if v != nil {
+		if r, tags := of(v); r == region {
+			return tags, nil
+		}
+	}
+	return nil, notFound
+}
+
 // tagTarget returns the tag list of one resource.
 func (s *Service) tagTarget(region, rtype, id string) (*[]api.Tag, error) {
 	switch rtype {
 	case "instance":
-		if lb := s.state.LoadBalancers[id]; lb != nil && lb.RegionID == region {
-			return &lb.Tags, nil
-		}
-		return nil, errLBNotFound(id)
+		return tagsOf(s.state.LoadBalancers[id], region, func(lb *LoadBalancer) (string, *[]api.Tag) { return lb.RegionID, &lb.Tags }, errLBNotFound(id))
 	case "certificate":
-		if c := s.state.Certificates[id]; c != nil && c.RegionID == region {
-			return &c.Tags, nil
-		}
-		return nil, errCertNotFound("Certificate", id)
+		return tagsOf(s.state.Certificates[id], region, func(c *Certificate) (string, *[]api.Tag) { return c.RegionID, &c.Tags }, errCertNotFound("Certificate", id))
 	case "acl":
-		if a := s.state.ACLs[id]; a != nil && a.RegionID == region {
-			return &a.Tags, nil
-		}
-		return nil, errACLNotFound(id)
+		return tagsOf(s.state.ACLs[id], region, func(a *ACL) (string, *[]api.Tag) { return a.RegionID, &a.Tags }, errACLNotFound(id))
 	case "vservergroup":
-		if g := s.state.VServerGroups[id]; g != nil && g.RegionID == region {
-			return &g.Tags, nil
-		}
-		return nil, errVServerGroupNotFound()
+		return tagsOf(s.state.VServerGroups[id], region, func(g *VServerGroup) (string, *[]api.Tag) { return g.RegionID, &g.Tags }, errVServerGroupNotFound())
 	case "listener":
 		parts := strings.Split(id, "_")
 		if len(parts) == 3 {

@@ -10,15 +10,13 @@ import (
 
 // group returns a vServer group of the request's region.
 func (s *Service) group(req *api.Request) (*VServerGroup, error) {
-	id, err := req.Params.Required("VServerGroupId")
-	if err != nil {
-		return nil, err
-	}
-	g := s.state.VServerGroups[id]
-	if g == nil || g.RegionID != req.RegionID {
-		return nil, errVServerGroupNotFound()
-	}
-	return g, nil
+	return api.Lookup(req, "VServerGroupId", s.regionGroup)
+}
+
+// regionGroup returns the vServer group id of the request's region.
+func (s *Service) regionGroup(req *api.Request, id string) (*VServerGroup, error) {
+	return api.InRegion(req, s.state.VServerGroups, id, func(g *VServerGroup) string { return g.RegionID },
+		func(string) error { return errVServerGroupNotFound() })
 }
 
 // mutableGroup is group plus the in-flight check every change makes.
@@ -111,8 +109,7 @@ func (s *Service) deleteVServerGroup(req *api.Request) (map[string]any, error) {
 	if len(s.groupUsers(g)) > 0 {
 		return nil, api.Errorf(http.StatusBadRequest, "RspoolVipExist", "there are vips associating with this vServer group.")
 	}
-	delete(s.state.VServerGroups, g.ID)
-	return map[string]any{}, nil
+	return removed(s.state.VServerGroups, g.ID)
 }
 
 func (s *Service) describeVServerGroups(req *api.Request) (map[string]any, error) {
@@ -182,47 +179,46 @@ func (s *Service) describeVServerGroupAttribute(req *api.Request) (map[string]an
 	return out, nil
 }
 
-func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
+// groupChange reads a membership change of a vServer group: the group
+// (which must accept changes), its load balancer and the servers listed
+// under key.
+func (s *Service) groupChange(req *api.Request, key string) (*VServerGroup, *LoadBalancer, []backendReq, error) {
 	g, lb, err := s.mutableGroup(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
-	if err != nil {
-		return nil, err
-	}
-	add, err := s.groupBackends(lb, reqs)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkBackendQuota(lb, countNew(g.Backends, add)); err != nil {
-		return nil, err
-	}
-	g.Backends, _ = mergeBackends(g.Backends, add)
+	reqs, err := s.parseBackends(req.Params, key, true)
+	return g, lb, reqs, err
+}
+
+// touched records a membership change of g and answers with its members.
+func (s *Service) touched(req *api.Request, g *VServerGroup) map[string]any {
 	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return groupResponse(g)
+}
+
+func (s *Service) addVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
+	g, lb, reqs, err := s.groupChange(req, "BackendServers")
+	if err != nil {
+		return nil, err
+	}
+	if g.Backends, err = s.withAdded(lb, g.Backends, reqs, s.groupBackends); err != nil {
+		return nil, err
+	}
+	return s.touched(req, g), nil
 }
 
 func (s *Service) removeVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
-	g, _, err := s.mutableGroup(req)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := s.parseBackends(req.Params, "BackendServers", true)
+	g, _, reqs, err := s.groupChange(req, "BackendServers")
 	if err != nil {
 		return nil, err
 	}
 	g.Backends = removeMatching(g.Backends, reqs)
-	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return s.touched(req, g), nil
 }
 
 func (s *Service) modifyVServerGroupBackendServers(req *api.Request) (map[string]any, error) {
-	g, lb, err := s.mutableGroup(req)
-	if err != nil {
-		return nil, err
-	}
-	olds, err := s.parseBackends(req.Params, "OldBackendServers", true)
+	g, lb, olds, err := s.groupChange(req, "OldBackendServers")
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +247,7 @@ func (s *Service) modifyVServerGroupBackendServers(req *api.Request) (map[string
 		return nil, err
 	}
 	g.Backends, _ = mergeBackends(remaining, add)
-	s.touchGroup(req, g)
-	return groupResponse(g), nil
+	return s.touched(req, g), nil
 }
 
 func (s *Service) setVServerGroupAttribute(req *api.Request) (map[string]any, error) {
@@ -270,18 +265,7 @@ func (s *Service) setVServerGroupAttribute(req *api.Request) (map[string]any, er
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range reqs {
-		for i := range g.Backends {
-			if matchBackend(g.Backends[i], r) {
-				if r.HasWeight {
-					g.Backends[i].Weight = r.Weight
-				}
-				if r.Description != "" {
-					g.Backends[i].Description = r.Description
-				}
-			}
-		}
-	}
+	reweigh(g.Backends, reqs)
 	if len(reqs) > 0 {
 		s.touchGroup(req, g)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 )
@@ -185,7 +184,7 @@ func (s *Settings) SetQuota(name string, n int) error {
 // negative v; kind names the setting in errors. The caller holds s.mu.
 func setKnown[V ~int | ~int64](m map[string]V, kind, name string, v V) error {
 	if _, ok := m[name]; !ok {
-		return fmt.Errorf("unknown %s %q (known: %v)", kind, name, keys(m))
+		return fmt.Errorf("unknown %s %q (known: %v)", kind, name, SortedKeys(m))
 	}
 	if v < 0 {
 		return fmt.Errorf("%s %q must not be negative", kind, name)
@@ -215,13 +214,4 @@ func (s *Settings) ResetDefaults() {
 	defer s.mu.Unlock()
 	s.delays, _ = DelaysFor(s.timing)
 	s.quotas = DefaultQuotas()
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

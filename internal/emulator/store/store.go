@@ -7,8 +7,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -206,10 +207,5 @@ func RandomString(n int) string {
 
 // SortedKeys returns the keys of m in order, for deterministic listings.
 func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

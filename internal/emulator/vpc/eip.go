@@ -37,22 +37,16 @@ func (s *Service) describeEipAddresses(req *api.Request) (map[string]any, error)
 		}
 		list = append(list, e)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 100)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, e := range list[start:end] {
-		items = append(items, map[string]any{
+	return pageAnswer(p, list, 100, "EipAddresses", "EipAddress", func(e *EIP) map[string]any {
+		return map[string]any{
 			"AllocationId": e.ID, "IpAddress": e.IPAddress, "Name": e.Name, "Status": eipStatus(e), "RegionId": e.RegionID,
 			"Bandwidth": e.Bandwidth, "EipBandwidth": e.Bandwidth, "InternetChargeType": e.InternetChargeType,
 			"ChargeType": "PostPaid", "InstanceId": e.InstanceID, "InstanceType": e.InstanceType, "InstanceRegionId": e.RegionID,
 			"AllocationTime": vpcTime(e.AllocatedAt), "ISP": "BGP", "Netmode": "public", "Mode": "NAT", "BusinessStatus": "Normal",
 			"OperationLocks": map[string]any{"LockReason": []any{}},
 			"Tags":           map[string]any{"Tag": []any{}},
-		})
-	}
-	return map[string]any{"EipAddresses": map[string]any{"EipAddress": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+		}
+	})
 }
 
 func eipStatus(e *EIP) string {

@@ -107,39 +107,21 @@ func (s *Service) addVSwitch(v *VPC, id, name, desc, zone, cidr, tableID string,
 
 // regionVPC returns a VPC of the request's region.
 func (s *Service) regionVPC(req *api.Request, id string) (*VPC, error) {
-	v, ok := s.state.VPCs[id]
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVpcNotFound(id)
-	}
-	return v, nil
+	return api.InRegion(req, s.state.VPCs, id, func(v *VPC) string { return v.RegionID }, errVpcNotFound)
 }
 
 // requestedVPC returns the VPC named by the request's required VpcId, in the request's region.
-func (s *Service) requestedVPC(req *api.Request) (string, *VPC, error) {
-	id, err := req.Params.Required("VpcId")
-	if err != nil {
-		return "", nil, err
-	}
-	v, err := s.regionVPC(req, id)
-	return id, v, err
+func (s *Service) requestedVPC(req *api.Request) (*VPC, error) {
+	return api.Lookup(req, "VpcId", s.regionVPC)
 }
 
 // requestedVSwitch returns the vSwitch named by the request's required VSwitchId, in the request's region.
-func (s *Service) requestedVSwitch(req *api.Request) (string, *VSwitch, error) {
-	id, err := req.Params.Required("VSwitchId")
-	if err != nil {
-		return "", nil, err
-	}
-	sw, err := s.regionVSwitch(req, id)
-	return id, sw, err
+func (s *Service) requestedVSwitch(req *api.Request) (*VSwitch, error) {
+	return api.Lookup(req, "VSwitchId", s.regionVSwitch)
 }
 
 func (s *Service) regionVSwitch(req *api.Request, id string) (*VSwitch, error) {
-	v, ok := s.state.VSwitches[id]
-	if !ok || v.RegionID != req.RegionID {
-		return nil, errVSwitchNotFound(id)
-	}
-	return v, nil
+	return api.InRegion(req, s.state.VSwitches, id, func(v *VSwitch) string { return v.RegionID }, errVSwitchNotFound)
 }
 
 func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
@@ -184,10 +166,11 @@ func (s *Service) createVpc(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVpc(req *api.Request) (map[string]any, error) {
-	id, v, err := s.requestedVPC(req)
+	v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
+	id := v.ID
 	if n := s.countIn(s.compute.InstancesInVPC, id); n > 0 {
 		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) still in VPC %s.", n, id)
 	}
@@ -231,20 +214,20 @@ func (s *Service) sortedVSwitches() []*VSwitch {
 }
 
 func (s *Service) vswitchIDsOf(vpcID string) []string {
-	ids := []string{}
-	for _, sw := range s.sortedVSwitches() {
-		if sw.VpcID == vpcID {
-			ids = append(ids, sw.ID)
-		}
-	}
-	return ids
+	return idsIn(s.sortedVSwitches(), func(sw *VSwitch) (string, bool) { return sw.ID, sw.VpcID == vpcID })
 }
 
 func (s *Service) routeTableIDsOf(vpcID string) []string {
+	return idsIn(s.sortedTables(), func(t *RouteTable) (string, bool) { return t.ID, t.VpcID == vpcID })
+}
+
+// idsIn returns the ids of the resources of list that in accepts, in
+// order; never nil, so an answer shows [] rather than null.
+func idsIn[T any](list []T, in func(T) (id string, ok bool)) []string {
 	ids := []string{}
-	for _, t := range s.sortedTables() {
-		if t.VpcID == vpcID {
-			ids = append(ids, t.ID)
+	for _, v := range list {
+		if id, ok := in(v); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids
@@ -288,18 +271,26 @@ func (s *Service) describeVpcs(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, v)
 	}
-	items, num, size, err := api.PageViews(p, list, 10, 50, s.vpcView)
+	return pageAnswer(p, list, 50, "Vpcs", "Vpc", s.vpcView)
+}
+
+// pageAnswer answers a Describe* listing paged by PageNumber/PageSize (10
+// by default, at most maxSize): the page's views under set.item, with the
+// total and the paging fields.
+func pageAnswer[T any](p api.Params, list []T, maxSize int, set, item string, view func(T) map[string]any) (map[string]any, error) {
+	items, num, size, err := api.PageViews(p, list, 10, maxSize, view)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"Vpcs": map[string]any{"Vpc": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+	return map[string]any{set: map[string]any{item: items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
 }
 
 func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error) {
-	id, v, err := s.requestedVPC(req)
+	v, err := s.requestedVPC(req)
 	if err != nil {
 		return nil, err
 	}
+	id := v.ID
 	// DescribeVpcs' items have these; DescribeVpcAttribute's model does not
 	// (SDK v1.63.107 and vpc-20160428/v6 alike).
 	out := api.WithoutKeys(s.vpcView(v), "CenStatus", "NatGatewayIds", "RouterTableIds")
@@ -312,24 +303,15 @@ func (s *Service) describeVpcAttribute(req *api.Request) (map[string]any, error)
 }
 
 func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"VSwitchId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, s.exists, "VSwitchId"); done {
+		return out, err
 	}
 	p := req.Params
-	vpcID, err := p.Required("VpcId")
+	required, err := p.RequiredAll("VpcId", "ZoneId", "CidrBlock")
 	if err != nil {
 		return nil, err
 	}
-	zone, err := p.Required("ZoneId")
-	if err != nil {
-		return nil, err
-	}
-	cidr, err := p.Required("CidrBlock")
-	if err != nil {
-		return nil, err
-	}
+	vpcID, zone, cidr := required[0], required[1], required[2]
 	tags := p.Tags()
 	if err := validTags(tags); err != nil {
 		return nil, err
@@ -356,22 +338,22 @@ func (s *Service) createVSwitch(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteVSwitch(req *api.Request) (map[string]any, error) {
-	id, sw, err := s.requestedVSwitch(req)
+	sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}
-	if n := s.countIn(s.compute.InstancesInVSwitch, id); n > 0 {
-		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) or network interface(s) still in vSwitch %s.", n, id)
+	if n := s.countIn(s.compute.InstancesInVSwitch, sw.ID); n > 0 {
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation.Instance", "Specified object has dependent resources: %d instance(s) or network interface(s) still in vSwitch %s.", n, sw.ID)
 	}
 	if len(sw.UsedIPs) > 0 {
-		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation", "Specified object has dependent resources: %d address(es) of vSwitch %s are still used by cloud resources.", len(sw.UsedIPs), id)
+		return nil, api.Errorf(http.StatusBadRequest, "DependencyViolation", "Specified object has dependent resources: %d address(es) of vSwitch %s are still used by cloud resources.", len(sw.UsedIPs), sw.ID)
 	}
 	for eid, e := range s.state.RouteEntries {
 		if e.TableID == sw.RouteTableID && e.Type == TypeSystem && e.DestCIDR == sw.CIDRBlock {
 			delete(s.state.RouteEntries, eid)
 		}
 	}
-	delete(s.state.VSwitches, id)
+	delete(s.state.VSwitches, sw.ID)
 	return map[string]any{}, nil
 }
 
@@ -405,15 +387,11 @@ func (s *Service) describeVSwitches(req *api.Request) (map[string]any, error) {
 		}
 		list = append(list, sw)
 	}
-	items, num, size, err := api.PageViews(p, list, 10, 50, s.vswitchView)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"VSwitches": map[string]any{"VSwitch": items}, "TotalCount": len(list), "PageNumber": num, "PageSize": size}, nil
+	return pageAnswer(p, list, 50, "VSwitches", "VSwitch", s.vswitchView)
 }
 
 func (s *Service) describeVSwitchAttributes(req *api.Request) (map[string]any, error) {
-	_, sw, err := s.requestedVSwitch(req)
+	sw, err := s.requestedVSwitch(req)
 	if err != nil {
 		return nil, err
 	}

@@ -148,20 +148,15 @@ func (s *Service) addCustomRoute(t *RouteTable, cidr, hopType, hopID, name, desc
 }
 
 func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
-	if ids, ok, err := s.state.Tokens.Replay(req, s.exists); err != nil {
-		return nil, err
-	} else if ok {
-		return map[string]any{"RouteEntryId": ids[0]}, nil
+	if out, done, err := s.state.Tokens.ReplayID(req, s.exists, "RouteEntryId"); done {
+		return out, err
 	}
 	p := req.Params
-	tableID, err := p.Required("RouteTableId")
+	required, err := p.RequiredAll("RouteTableId", "DestinationCidrBlock")
 	if err != nil {
 		return nil, err
 	}
-	dst, err := p.Required("DestinationCidrBlock")
-	if err != nil {
-		return nil, err
-	}
+	tableID, dst := required[0], required[1]
 	hopType, hopID := p.String("NextHopType"), p.String("NextHopId")
 	if hops := p.Objects("NextHopList"); len(hops) > 0 {
 		return nil, api.InvalidParameter("NextHopList", "ECMP routes (NextHopList) are not supported by the emulator.")
@@ -186,13 +181,24 @@ func (s *Service) createRouteEntry(req *api.Request) (map[string]any, error) {
 	return map[string]any{"RouteEntryId": e.ID}, nil
 }
 
-func (s *Service) createRouteEntries(req *api.Request) (map[string]any, error) {
+// routeEntryItems returns the RouteEntries.N of a batch call (verb is
+// what the call does to them, for the message): at least one, at most the
+// per-call quota.
+func (s *Service) routeEntryItems(req *api.Request, verb string) ([]api.Params, error) {
 	items := req.Params.Objects("RouteEntries")
 	if len(items) == 0 {
 		return nil, api.MissingParameter("RouteEntries")
 	}
 	if q := s.st.Settings().Quota(store.QuotaVPCRouteEntriesPerCall); len(items) > q {
-		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be created in one call, got %d.", q, len(items))
+		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be %s in one call, got %d.", q, verb, len(items))
+	}
+	return items, nil
+}
+
+func (s *Service) createRouteEntries(req *api.Request) (map[string]any, error) {
+	items, err := s.routeEntryItems(req, "created")
+	if err != nil {
+		return nil, err
 	}
 	for _, it := range items {
 		if t, ok := s.state.RouteTables[it.String("RouteTableId")]; ok && t.RegionID == req.RegionID && s.vpcBusy(t, req.Now) {
@@ -313,12 +319,9 @@ func (s *Service) deleteRouteEntry(req *api.Request) (map[string]any, error) {
 }
 
 func (s *Service) deleteRouteEntries(req *api.Request) (map[string]any, error) {
-	items := req.Params.Objects("RouteEntries")
-	if len(items) == 0 {
-		return nil, api.MissingParameter("RouteEntries")
-	}
-	if q := s.st.Settings().Quota(store.QuotaVPCRouteEntriesPerCall); len(items) > q {
-		return nil, api.InvalidParameter("RouteEntries", "At most %d route entries may be deleted in one call, got %d.", q, len(items))
+	items, err := s.routeEntryItems(req, "deleted")
+	if err != nil {
+		return nil, err
 	}
 	for _, it := range items {
 		tableID := it.String("RouteTableId")
@@ -434,32 +437,27 @@ func (s *Service) describeRouteTableList(req *api.Request) (map[string]any, erro
 		}
 		list = append(list, t)
 	}
-	num, size, start, end, err := p.Page(len(list), 10, 50)
-	if err != nil {
-		return nil, err
-	}
-	items := []map[string]any{}
-	for _, t := range list[start:end] {
+	out, err := pageAnswer(p, list, 50, "RouterTableList", "RouterTableListType", func(t *RouteTable) map[string]any {
 		vsws := []string{}
 		for _, sw := range s.sortedVSwitches() {
 			if sw.RouteTableID == t.ID {
 				vsws = append(vsws, sw.ID)
 			}
 		}
-		items = append(items, map[string]any{
+		return map[string]any{
 			"RouteTableId": t.ID, "RouteTableName": t.Name, "RouteTableType": t.Type, "RouterId": t.VRouterID,
 			"RouterType": "VRouter", "VpcId": t.VpcID, "Status": "Available", "CreationTime": vpcTime(t.CreatedAt),
 			"AssociateType": "VSwitch", "OwnerId": 1234567890123456, "Description": "",
 			"VSwitchIds": map[string]any{"VSwitchId": vsws},
 			"GatewayIds": map[string]any{"GatewayIds": []string{}},
 			"Tags":       map[string]any{"Tag": []any{}},
-		})
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]any{
-		"RouterTableList": map[string]any{"RouterTableListType": items},
-		"TotalCount":      len(list), "PageNumber": num, "PageSize": size,
-		"Success": true, "Code": "200", "Message": "successful",
-	}, nil
+	out["Success"], out["Code"], out["Message"] = true, "200", "successful"
+	return out, nil
 }
 
 func (s *Service) entryView(e *RouteEntry, region string, now time.Time) map[string]any {

@@ -89,25 +89,10 @@ type ListenerUpdate struct {
 // ListenerPlan is what must happen to a load balancer's listeners, in
 // order: Delete, Create, Update, Start.
 type ListenerPlan struct {
-	// Delete are our listeners that are no longer wanted or must be
-	// recreated (other protocol or port span).
-	Delete []CurrentListener
-	// Create are missing listeners.
-	Create []Listener
-	// Update are listeners whose settings or group differ.
-	Update []ListenerUpdate
-	// Start are stopped listeners that must run.
-	Start []CurrentListener
-	// Conflicts describe desired ports held by listeners we must not touch.
-	Conflicts []string
+	service.ListenerChanges[CurrentListener, Listener, ListenerUpdate]
 	// Kept maps the Service ports served by an existing listener (updated
 	// or not) to its id.
 	Kept map[PortKey]string
-}
-
-// Empty reports whether the plan changes nothing.
-func (p ListenerPlan) Empty() bool {
-	return len(p.Delete)+len(p.Create)+len(p.Update)+len(p.Start) == 0
 }
 
 // PlanListeners compares the desired listeners with the load balancer's.
@@ -185,14 +170,10 @@ func PlanListeners(desired []Listener, current []CurrentListener, ref naming.Ref
 			plan.Start = append(plan.Start, c)
 		}
 	}
-	for i, c := range current {
-		if matched[i] {
-			continue
-		}
-		if _, owned := ref.OwnsNLB(c.Description); owned {
-			plan.Delete = append(plan.Delete, c)
-		}
-	}
+	plan.DeleteUnmatched(current, matched, func(c CurrentListener) bool {
+		_, owned := ref.OwnsNLB(c.Description)
+		return owned
+	})
 	return plan
 }
 
@@ -266,6 +247,16 @@ type GroupPlan struct {
 	current map[string]CurrentGroup
 }
 
+// bind serves d's port with the user's group it is bound to (vgroup-port),
+// or reports that group missing.
+func (p *GroupPlan) bind(d Group, bound map[string]CurrentGroup) {
+	if _, ok := bound[d.BoundID]; !ok {
+		p.MissingBound = append(p.MissingBound, d.BoundID)
+		return
+	}
+	p.IDs[d.ServicePort] = d.BoundID
+}
+
 // compatible reports whether an existing group can serve a desired one:
 // type, protocol, any-port and address family cannot change after
 // creation.
@@ -290,11 +281,7 @@ func PlanGroups(desired []Group, owned []CurrentGroup, bound map[string]CurrentG
 	kept := map[string]bool{}
 	for _, d := range desired {
 		if d.BoundID != "" {
-			if _, ok := bound[d.BoundID]; ok {
-				plan.IDs[d.ServicePort] = d.BoundID
-			} else {
-				plan.MissingBound = append(plan.MissingBound, d.BoundID)
-			}
+			plan.bind(d, bound)
 			continue
 		}
 		found := false

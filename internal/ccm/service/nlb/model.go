@@ -6,7 +6,7 @@
 package nlb
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,22 +33,8 @@ const (
 	GroupIP = "Ip"
 )
 
-// Server is one member of a server group.
-type Server struct {
-	// ServerID is the instance id, the ENI id, or the IP (Ip servers).
-	ServerID string
-	// IP is the server address (Eni and Ip servers; informative for Ecs).
-	IP string
-	// Type is Ecs, Eni or Ip.
-	Type string
-	// Port is the backend port (0 in an any-port group).
-	Port int32
-	// Weight is 0–100.
-	Weight int
-	// Description marks the members a Service added (ownership in a
-	// shared, vgroup-port bound group).
-	Description string
-}
+// Server is one member of a server group; its Type is Ecs, Eni or Ip.
+type Server service.MemberFields
 
 // key identifies a member within a group. An Ecs server is its instance
 // and port: the cloud fills in its address.
@@ -59,12 +45,6 @@ func (s Server) key() string {
 	}
 	return s.Type + "|" + s.ServerID + "|" + ip + "|" + strconv.Itoa(int(s.Port))
 }
-
-// PortKey identifies a Service port by number and protocol (service.PortKey).
-type PortKey = service.PortKey
-
-// KeyOf returns the PortKey of a Service port (service.KeyOf).
-func KeyOf(port int32, udp bool) PortKey { return service.KeyOf(port, udp) }
 
 // Group is the desired server group of one Service port.
 type Group struct {
@@ -92,6 +72,12 @@ type Group struct {
 	// does not apply, so one left by an earlier pass is reset (groupWants).
 	ResetKubeProxy bool
 }
+
+// PortKey identifies a Service port by number and protocol (service.PortKey).
+type PortKey = service.PortKey
+
+// KeyOf returns the PortKey of a Service port (service.KeyOf).
+func KeyOf(port int32, udp bool) PortKey { return service.KeyOf(port, udp) }
 
 // Listener is the desired listener of one Service port.
 type Listener struct {
@@ -213,7 +199,7 @@ func BuildModel(req *service.Request, addr Addresses) *Model {
 				g.Servers = append(g.Servers, srv)
 			}
 		}
-		sort.Slice(g.Servers, func(i, j int) bool { return g.Servers[i].key() < g.Servers[j].key() })
+		slices.SortFunc(g.Servers, func(a, b Server) int { return strings.Compare(a.key(), b.key()) })
 		m.Groups = append(m.Groups, g)
 		m.Listeners = append(m.Listeners, l)
 	}

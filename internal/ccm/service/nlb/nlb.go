@@ -47,13 +47,12 @@ const (
 	resourceLB = "loadbalancer"
 )
 
-// Event reasons specific to NLB.
+// Event reasons of the NLB provider: the ones CLB reports too.
 const (
-	// EventImmutable reports an annotation that asks for an attribute the
-	// existing load balancer cannot change.
-	EventImmutable = "ImmutableAttributeChanged"
-	// EventListenerConflict reports a port held by a listener we must not touch.
-	EventListenerConflict = "ListenerPortConflict"
+	// EventImmutable is service.EventImmutable.
+	EventImmutable = service.EventImmutable
+	// EventListenerConflict is service.EventListenerConflict.
+	EventListenerConflict = service.EventListenerConflict
 )
 
 // Options configure the NLB provider.
@@ -74,8 +73,9 @@ type Options struct {
 
 // Provider implements service.Provider for Network Load Balancers.
 type Provider struct {
-	// Finder reads load balancers for the ownership rules.
-	service.Finder
+	// TaggedFinder reads load balancers for the ownership rules and lists
+	// them by tag (service.Lister, service.AllTagged).
+	service.TaggedFinder
 	opts Options
 	api  api
 	// pending maps a load balancer id to the job of the last listener
@@ -97,17 +97,11 @@ func New(opts Options) (*Provider, error) {
 	if opts.Cloud == nil {
 		return nil, errors.New("nlb: a cloud client is required")
 	}
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = DefaultBatchSize
-	}
-	if opts.JobPollInterval <= 0 {
-		opts.JobPollInterval = DefaultJobPollInterval
-	}
-	if opts.JobTimeout <= 0 {
-		opts.JobTimeout = DefaultJobTimeout
-	}
+	opts.BatchSize = service.OrDefault(opts.BatchSize, DefaultBatchSize)
+	opts.JobPollInterval = service.OrDefault(opts.JobPollInterval, DefaultJobPollInterval)
+	opts.JobTimeout = service.OrDefault(opts.JobTimeout, DefaultJobTimeout)
 	a := api{c: opts.Cloud}
-	return &Provider{Finder: service.Lookups(a.getLB, a.lbByTag, facts), opts: opts, api: a}, nil
+	return &Provider{TaggedFinder: service.Lookups(a.getLB, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
 // Descriptor implements service.Provider. NLB server groups may live in
@@ -661,24 +655,4 @@ func (p *Provider) keepOwn(ctx context.Context, own []*lbInfo) (string, error) {
 		kept = append(kept, lb.ID)
 	}
 	return fmt.Sprintf("Kept load balancer %s (preserve-lb-on-delete) with its listeners and server groups; protections off, default tags removed", strings.Join(kept, ", ")), nil
-}
-
-// FindAllTagged implements service.AllTagged: every load balancer tagged
-// for a Service, in the one call FindTagged makes.
-func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
-	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
-}
-
-// ListTagged implements service.Lister: one ListLoadBalancers page per 100
-// load balancers.
-func (p *Provider) ListTagged(ctx context.Context, key, value string) ([]*service.LoadBalancer, error) {
-	lbs, err := p.api.lbsByTag(ctx, key, value)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*service.LoadBalancer, 0, len(lbs))
-	for _, lb := range lbs {
-		out = append(out, facts(lb))
-	}
-	return out, nil
 }
