@@ -18,21 +18,11 @@ import (
 // addresses.
 func TestReuseAcrossVPCs(t *testing.T) {
 	f := newFixture(t)
-	f.env.Seed(t, &api.Seed{VPCs: []api.SeedVPC{{ID: "vpc-other", CIDRBlock: "172.16.0.0/16", VSwitches: []api.SeedVSwitch{
-		{ID: "vsw-oh", ZoneID: zoneH, CIDRBlock: "172.16.1.0/24"},
-		{ID: "vsw-oi", ZoneID: zoneI, CIDRBlock: "172.16.2.0/24"},
-	}}}})
-	r := sdknlb.CreateCreateLoadBalancerRequest()
-	r.AddressType, r.VpcId, r.LoadBalancerName = "Intranet", "vpc-other", "other-vpc-lb"
-	r.ZoneMappings = &[]sdknlb.CreateLoadBalancerZoneMappings{{ZoneId: zoneH, VSwitchId: "vsw-oh"}, {ZoneId: zoneI, VSwitchId: "vsw-oi"}}
-	resp, err := f.sdk.CreateLoadBalancer(r)
-	emulatortest.NoError(t, err)
-	lbID := resp.LoadbalancerId
-	emulatortest.Eventually(t, "LB Active", func() bool { return f.getLB(lbID).LoadBalancerStatus == "Active" })
+	lbID := otherVPCLoadBalancer(t, f)
 
 	refused := svc("cross-vpc", map[string]string{"id": lbID, "force-override-listeners": "true"})
 	m := f.mark()
-	_, err = ensureBound(f.ctx, f.p, request(t, refused, instances[:2], nil))
+	_, err := ensureBound(f.ctx, f.p, request(t, refused, instances[:2], nil))
 	if err == nil || !strings.Contains(err.Error(), "vpc-other") || !strings.Contains(err.Error(), vpcID) || !strings.Contains(err.Error(), "server-group-type") {
 		t.Fatalf("Instance groups on an NLB of another VPC: %v", err)
 	}
@@ -54,4 +44,22 @@ func TestReuseAcrossVPCs(t *testing.T) {
 	if l := f.listeners(lbID); len(l) != 1 || l[0].ServerGroupId != groups[0].ServerGroupId {
 		t.Errorf("listeners %+v", l)
 	}
+}
+
+// otherVPCLoadBalancer seeds a second VPC with vSwitches in the fixture's
+// zones and returns an Active NLB made in it by the SDK, as a user would.
+func otherVPCLoadBalancer(t *testing.T, f *fixture) string {
+	t.Helper()
+	f.env.Seed(t, &api.Seed{VPCs: []api.SeedVPC{{ID: "vpc-other", CIDRBlock: "172.16.0.0/16", VSwitches: []api.SeedVSwitch{
+		{ID: "vsw-oh", ZoneID: zoneH, CIDRBlock: "172.16.1.0/24"},
+		{ID: "vsw-oi", ZoneID: zoneI, CIDRBlock: "172.16.2.0/24"},
+	}}}})
+	r := sdknlb.CreateCreateLoadBalancerRequest()
+	r.AddressType, r.VpcId, r.LoadBalancerName = "Intranet", "vpc-other", "other-vpc-lb"
+	r.ZoneMappings = &[]sdknlb.CreateLoadBalancerZoneMappings{{ZoneId: zoneH, VSwitchId: "vsw-oh"}, {ZoneId: zoneI, VSwitchId: "vsw-oi"}}
+	resp, err := f.sdk.CreateLoadBalancer(r)
+	emulatortest.NoError(t, err)
+	lbID := resp.LoadbalancerId
+	emulatortest.Eventually(t, "LB Active", func() bool { return f.getLB(lbID).LoadBalancerStatus == "Active" })
+	return lbID
 }
