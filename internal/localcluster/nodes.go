@@ -3,9 +3,12 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	cloudapi "k8s.io/cloud-provider/api"
 )
@@ -84,4 +87,57 @@ func KwokPod(namespace, name, node string, labels map[string]string) *corev1.Pod
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		},
 	}
+}
+
+// CreateHostNetworkPod creates a host-network pod on a kwok Node and
+// returns it once kwok has given it nodeIP, the Node's InternalIP. kwok
+// takes a host-network pod's IP from its own copy of the Node, and falls
+// back to its --node-ip (127.0.0.1) while that copy lags the Node's
+// addresses (seen right after the CCM initialized the Node); such a pod is
+// deleted and created again, as its IP is never revised.
+func CreateHostNetworkPod(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, nodeIP string) (*corev1.Pod, error) {
+	pods := cs.CoreV1().Pods(pod.Namespace)
+	var last string
+	for attempt := 0; attempt < 5; attempt++ {
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		var got *corev1.Pod
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			got = p
+			return p.Status.PodIP != "", nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s got no IP: %w", pod.Namespace, pod.Name, err)
+		}
+		if got.Status.PodIP == nodeIP {
+			return got, nil
+		}
+		last = got.Status.PodIP
+		if err := deletePodAndWait(ctx, cs, got); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("pod %s/%s: kwok gave it %s five times, not its Node's %s", pod.Namespace, pod.Name, last, nodeIP)
+}
+
+// deletePodAndWait deletes a pod at once and returns when it is gone.
+func deletePodAndWait(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) error {
+	pods := cs.CoreV1().Pods(p.Namespace)
+	if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("pod %s/%s still there after its deletion: %w", p.Namespace, p.Name, err)
+	}
+	time.Sleep(time.Second) // let kwok's copy of the Node catch up
+	return nil
 }

@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,7 +151,10 @@ func (c *Controller) syncBackends(ctx context.Context, p Provider, svc *corev1.S
 	if err := c.write(ctx, svc, w); err != nil {
 		return err
 	}
-	return c.markRegistered(ctx, svc, req)
+	if err := c.markRegistered(ctx, svc, req); err != nil {
+		return err
+	}
+	return c.awaitENIs(ctx, svc, req)
 }
 
 // syncFrozen updates only the backends of a Service whose load balancer
@@ -254,7 +259,35 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		c.recorder.Eventf(svc, corev1.EventTypeNormal, EventEnsured, "Ensured load balancer %s", res.LoadBalancerID)
 	}
 	klog.FromContext(ctx).V(2).Info("Ensured load balancer", "loadBalancer", res.LoadBalancerID, "took", time.Since(start))
-	return c.markRegistered(ctx, svc, req)
+	if err := c.markRegistered(ctx, svc, req); err != nil {
+		return err
+	}
+	return c.awaitENIs(ctx, svc, req)
+}
+
+// MaxENIWaits bounds the passes that wait for pod addresses no ENI holds
+// yet, after one change of the Service or its endpoints: with the default
+// backoff (2 s doubling to 1 min) about four minutes, longer than a CNI
+// takes to attach an address, and an address that never appears (not a
+// VPC address at all) costs no more than that.
+const MaxENIWaits = 8
+
+// awaitENIs asks for another pass while some pod addresses are held by no
+// ENI yet. The CNI attaches an address to an ENI after the pod has it, and
+// nothing the controller watches changes when it does: without the retry
+// such a pod waits, unregistered and with its readiness gate unset, for
+// the next unrelated change of its Service.
+func (c *Controller) awaitENIs(ctx context.Context, svc *corev1.Service, req *Request) error {
+	if len(req.Unregistered) == 0 {
+		return nil
+	}
+	key := cache.MetaObjectToName(svc).String()
+	if n := c.conflicts.NumRequeues(key); n >= MaxENIWaits {
+		klog.FromContext(ctx).Info("Pod addresses still held by no ENI; waiting for the next change of the Service or its endpoints",
+			"addresses", req.Unregistered, "passes", n)
+		return nil
+	}
+	return &RetryError{Err: fmt.Errorf("%d pod address(es) held by no ENI yet: %s", len(req.Unregistered), strings.Join(req.Unregistered, ", "))}
 }
 
 // cleanup removes the cloud resources p made for svc, then p's finalizer

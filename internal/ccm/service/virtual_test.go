@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,4 +221,101 @@ func TestVirtualNodePods(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestENIAttachedLater: a pod whose address no ENI holds yet (its ECI
+// container group's ENI still being attached) is registered once the ENI
+// holds it, with no change to the Service, its endpoints or the pod: the
+// pass that left it out asks for another (2 s doubling). Without that the
+// member would wait for the next unrelated change of the Service.
+func TestENIAttachedLater(t *testing.T) {
+	t.Parallel()
+	const name = "eni-later"
+	node, err := emulatorEnv().Instance(instances[nodeNames[0]])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := unusedAddress(t, node.VpcAttributes.VSwitchId)
+	vk := "vk-" + name
+	virtualNode(t, vk, ip)
+	create(t, newService(svcSpec{name: name, ports: []int32{80}}))
+	defer deleteService(t, name)
+	runPod(t, name+"-eci", name, vk, true, service.AnnotationECIInstance, eciGroup(name))
+	poll(t, 30*time.Second, "the ECI pod running on the address its ENI will hold", func(ctx context.Context) (bool, error) {
+		p, err := kube(t).CoreV1().Pods(ns).Get(ctx, name+"-eci", metav1.GetOptions{})
+		if err != nil || p.Status.PodIP == "" || !podReady(p) {
+			return false, err
+		}
+		if p.Status.PodIP != ip {
+			return false, fmt.Errorf("kwok gave the pod %s, not the Node's address %s", p.Status.PodIP, ip)
+		}
+		return true, nil
+	})
+	got := waitIngress(t, name, 60*time.Second)
+	group := naming.For(got, clusterID).CLBVGroup(fmt.Sprint(got.Spec.Ports[0].NodePort))
+	eniMembers := func() []string {
+		var out []string
+		for _, m := range members(t, lbID(got), group) {
+			if m.Type == "eni" {
+				out = append(out, fmt.Sprintf("%s %s:%d", m.ServerID, m.IP, m.Port))
+			}
+		}
+		return out
+	}
+	// A sync has seen the pod's endpoint and found no ENI for it.
+	waitLog(t, 30*time.Second, "held by no ENI yet: "+ip)
+	if m := eniMembers(); len(m) != 0 {
+		t.Fatalf("eni members %v before any ENI holds %s", m, ip)
+	}
+	ids, err := cloud.Seed(&api.Seed{Instances: []api.SeedInstance{{
+		ID: eciGroup(name), Name: name, VSwitchID: node.VpcAttributes.VSwitchId, SecondaryENIs: []api.SeedENI{{PrivateIPs: []string{ip}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eni := ids["eni"][len(ids["eni"])-1]
+	want := fmt.Sprintf("%s %s:8080", eni, ip)
+	poll(t, 60*time.Second, "the pod registered by its ENI with no change in the cluster", func(ctx context.Context) (bool, error) {
+		if m := eniMembers(); !slices.Equal(m, []string{want}) {
+			return false, fmt.Errorf("eni members %v, want %s", m, want)
+		}
+		return true, nil
+	})
+}
+
+// unusedAddress is an address of vSwitch vsw that nothing holds: the
+// emulator hands addresses out from the bottom of a vSwitch, and this is
+// near its top.
+func unusedAddress(t *testing.T, vsw string) string {
+	t.Helper()
+	for _, sw := range vswitches(t) {
+		if sw.VSwitchId != vsw {
+			continue
+		}
+		p := netip.MustParsePrefix(sw.CidrBlock).Masked()
+		a := p.Addr().As4()
+		u := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+		u += uint32(1)<<(32-p.Bits()) - 10
+		return netip.AddrFrom4([4]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)}).String()
+	}
+	t.Fatalf("vSwitch %s not found", vsw)
+	return ""
+}
+
+// waitLog waits for the suite's CCM to log a line holding s.
+func waitLog(t *testing.T, timeout time.Duration, s string) {
+	t.Helper()
+	poll(t, timeout, "the CCM to log "+s, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(ccm.LogPath)
+		return err == nil && strings.Contains(string(b), s), err
+	})
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -78,7 +78,9 @@ func available(t *testing.T, env *emulatortest.Env, vsw string) int64 {
 func TestRunInstancesShapeAndIdempotency(t *testing.T) {
 	env := emulatortest.Start(t)
 	network(t, env)
-	noErr(t, env.Emulator.Store.Settings().SetDelay(store.DelayECSInstance, 200*time.Millisecond))
+	// Long enough that the calls below, on a loaded machine, still see
+	// the instance Pending.
+	noErr(t, env.Emulator.Store.Settings().SetDelay(store.DelayECSInstance, 2*time.Second))
 	c := env.ECS(t)
 	resp, err := run(c, "vsw-a", "sg-a", 2, func(r *ecs.RunInstancesRequest) {
 		r.ClientToken, r.InstanceName, r.HostName = "run-1", "web", "web-host"
@@ -123,7 +125,7 @@ func TestRunInstancesShapeAndIdempotency(t *testing.T) {
 		i.Cpu != 2 || i.Memory != 8192 || i.RegionId != env.Region {
 		t.Fatalf("instance: %+v", i)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for describe(t, c, func(r *ecs.DescribeInstancesRequest) { r.InstanceIds = jsonList(ids[0]) }).Instances.Instance[0].Status != "Running" {
 		if time.Now().After(deadline) {
 			t.Fatal("instance never became Running")

@@ -78,9 +78,9 @@ func TestReadinessGateUnderRBAC(t *testing.T) {
 		},
 	}
 	// The namespace's default ServiceAccount may appear a moment late.
-	poll(t, 20*time.Second, "create pod "+name, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
-		return err == nil || apierrors.IsAlreadyExists(err), err
+	poll(t, 90*time.Second, "create pod "+name, func(ctx context.Context) (bool, error) {
+		_, err := localcluster.CreateHostNetworkPod(ctx, cs, pod, ip)
+		return err == nil, err
 	})
 	defer func() {
 		_ = cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
