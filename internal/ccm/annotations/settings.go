@@ -1,6 +1,8 @@
 package annotations
 
 import (
+	"strings"
+
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -330,13 +332,15 @@ func Or[T any](p *T, def T) T {
 }
 
 // Key returns the key the user wrote for a suffix (or full key), or the
-// current-prefix key when the annotation is absent.
+// current-prefix key when the annotation is absent. A full key (one with a
+// '/', such as the routing keys) names itself; every prefixed entry of the
+// Registry is the prefix and its suffix, so no lookup is needed.
 func (s *Settings) Key(suffixOrKey string) string {
 	if k, ok := s.Keys[suffixOrKey]; ok {
 		return k
 	}
-	if a, ok := Find(suffixOrKey, s.Owner); ok {
-		return a.Key
+	if strings.Contains(suffixOrKey, "/") {
+		return suffixOrKey
 	}
 	return Key(suffixOrKey)
 }

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -542,47 +539,6 @@ func Ready(ctx context.Context, p Provider, req *Request, forDelete bool) (*Requ
 	}
 	r.Binding = b
 	return &r, nil
-}
-
-// CreateToken is the ClientToken of a create made for svc: derived from its
-// UID (so a create retried after a lost response or a crash replays the
-// first, with nothing kept in memory), from the load balancer it had before
-// (so recreating one deleted out of band is a new create), and from the
-// create's parameters (so changed annotations never hit
-// IdempotentParameterMismatch).
-func CreateToken(svc *corev1.Service, previous, params string) string {
-	sum := sha256.Sum256([]byte(string(svc.UID) + "|" + previous + "|" + params))
-	return "ccm-" + hex.EncodeToString(sum[:16])
-}
-
-// createAttempts bounds the creates one CreateIdempotent makes: each
-// further one follows a token that replayed a deleted load balancer.
-const createAttempts = 3
-
-// CreateIdempotent creates the Service's load balancer with a token from
-// CreateToken and hands it to use, the rest of the sync, without reading
-// it back: the create's answer and request describe it. A token can replay
-// a create whose load balancer has been deleted since (out of band, before
-// the Service's label recorded it, so the ownership rules could not name
-// it as gone); the cloud then answers with that id, and use's first call on
-// it fails. When gone says use's error is that, the next create takes a
-// token derived from the vanished id, so it is a new create rather than
-// the same replay, a bounded number of times.
-func CreateIdempotent[T any](ctx context.Context, svc *corev1.Service, previous, params string,
-	create func(token string) (T, string, error), use func(T) (*Result, error), gone func(error) bool) (*Result, error) {
-	for i := 0; i < createAttempts; i++ {
-		lb, id, err := create(CreateToken(svc, previous, params))
-		if err != nil {
-			return nil, err
-		}
-		res, err := use(lb)
-		if err == nil || !gone(err) {
-			return res, err
-		}
-		klog.FromContext(ctx).Info("The created load balancer no longer exists (a replayed create token, or deleted since); creating anew", "loadBalancer", id, "err", err)
-		previous = id
-	}
-	return nil, &RetryError{Err: fmt.Errorf("created load balancer %s does not exist", previous)}
 }
 
 // TaggedFinder is a Finder that also lists load balancers by tag, as
