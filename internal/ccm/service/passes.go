@@ -186,33 +186,18 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		verb = VerbCreation
 	}
 	start := time.Now()
-	b, warnings, err := Bind(ctx, p, c.reuseRules(p), req)
-	if err == nil {
-		err = c.checkGrants(ctx, p, req, b, false)
-	}
-	c.warn(svc, &Result{Warnings: warnings})
-	var refused *RefusedError
-	if errors.As(err, &refused) {
-		// Nothing is changed until the Service or the cloud changes; the
-		// Warning is repeated at the resync interval.
-		c.warnOnce(svc, key, refused.Reason, refused.Message)
-		klog.FromContext(ctx).Info("Refused to sync the load balancer", "reason", refused.Reason, "message", refused.Message)
-		return nil
-	}
-	if err != nil {
+	fail := func(err error) error {
 		observe(p.Descriptor().Kind, verb, start, err)
 		c.failed(svc, err)
 		return err
 	}
-	for _, reason := range []string{EventReuseRefused, EventNotOwned, EventGroupNotGranted, EventCertificateNotGranted} {
-		c.notes.Delete(noteKey(key, reason))
+	bound, err := c.bind(ctx, p, svc, req)
+	if err != nil {
+		return fail(err)
 	}
-	req.Binding = b
-	req.LoadBalancerID = b.ID()
-	if b != nil && b.LB != nil {
-		req.Immutable = annotations.ImmutableChanges(b.LB.Attributes, req.Settings)
+	if !bound {
+		return nil
 	}
-	c.share(svc, b)
 	// No EnsuringLoadBalancer event up front: each event is an API write
 	// under the same client rate as the Service's patches. A sync that
 	// finishes says EnsuredLoadBalancer; one that waits for the cloud or
@@ -223,12 +208,11 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	if err := c.backends.prove(ctx, req); err != nil {
-		observe(p.Descriptor().Kind, verb, start, err)
-		c.failed(svc, err)
-		return err
+		return fail(err)
 	}
 	c.noBackends(svc, req.Backends)
 	res, err := p.Ensure(ctx, req)
+	var refused *RefusedError
 	if errors.As(err, &refused) {
 		// A reuse rule only the provider can judge (an NLB of another
 		// VPC), found before any write: refused as Bind refuses, once.
@@ -236,21 +220,9 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return nil
 	}
 	if err != nil {
-		observe(p.Descriptor().Kind, verb, start, err)
-		c.failed(svc, err)
-		return err
+		return fail(err)
 	}
-	c.proven.Store(svc.UID, res.LoadBalancerID)
-	c.verified.Store(svc.UID, time.Now())
-	c.warn(svc, res)
-	labels := map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID,
-		naming.LabelBackendsHash: BackendsHash(res.LoadBalancerID, req.Backends)}
-	for k, v := range res.Labels {
-		labels[k] = v
-	}
-	// Labels and status in one write.
-	if err := c.write(ctx, svc, writeBack{labels: labels, status: true, ingress: res.Ingress}); err != nil {
-		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventStatusFailed, "Updating status: %v", err)
+	if err := c.record(ctx, svc, req, res, hash); err != nil {
 		observe(p.Descriptor().Kind, verb, start, err)
 		return err
 	}
@@ -263,6 +235,58 @@ func (c *Controller) ensure(ctx context.Context, p Provider, svc *corev1.Service
 		return err
 	}
 	return c.awaitENIs(ctx, svc, req)
+}
+
+// bind proves which load balancer req's Service uses (Bind) and that the
+// grants it names hold, reports what that found, and fills req with the
+// Binding and what follows from it. False with no error: a rule refused
+// the sync, and its Warning says why; nothing is changed until the Service
+// or the cloud changes.
+func (c *Controller) bind(ctx context.Context, p Provider, svc *corev1.Service, req *Request) (bool, error) {
+	key := cache.MetaObjectToName(svc).String()
+	b, warnings, err := Bind(ctx, p, c.reuseRules(p), req)
+	if err == nil {
+		err = c.checkGrants(ctx, p, req, b, false)
+	}
+	c.warn(svc, &Result{Warnings: warnings})
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		// The Warning is repeated at the resync interval.
+		c.warnOnce(svc, key, refused.Reason, refused.Message)
+		klog.FromContext(ctx).Info("Refused to sync the load balancer", "reason", refused.Reason, "message", refused.Message)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, reason := range []string{EventReuseRefused, EventNotOwned, EventGroupNotGranted, EventCertificateNotGranted} {
+		c.notes.Delete(noteKey(key, reason))
+	}
+	req.Binding = b
+	req.LoadBalancerID = b.ID()
+	if b != nil && b.LB != nil {
+		req.Immutable = annotations.ImmutableChanges(b.LB.Attributes, req.Settings)
+	}
+	c.share(svc, b)
+	return true, nil
+}
+
+// record remembers the load balancer a full sync proved, reports its
+// Warnings and writes the Service's labels and status, in one write.
+func (c *Controller) record(ctx context.Context, svc *corev1.Service, req *Request, res *Result, hash string) error {
+	c.proven.Store(svc.UID, res.LoadBalancerID)
+	c.verified.Store(svc.UID, time.Now())
+	c.warn(svc, res)
+	labels := map[string]string{naming.LabelHash: hash, naming.LabelLoadBalancerID: res.LoadBalancerID,
+		naming.LabelBackendsHash: BackendsHash(res.LoadBalancerID, req.Backends)}
+	for k, v := range res.Labels {
+		labels[k] = v
+	}
+	if err := c.write(ctx, svc, writeBack{labels: labels, status: true, ingress: res.Ingress}); err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, EventStatusFailed, "Updating status: %v", err)
+		return err
+	}
+	return nil
 }
 
 // MaxENIWaits bounds the passes that wait for pod addresses no ENI holds

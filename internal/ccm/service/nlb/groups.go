@@ -29,6 +29,45 @@ func (g *GroupPlan) unrelated(m *Model, lbID string) bool {
 	return false
 }
 
+// ensureGroups brings the server groups and their servers to the model:
+// on a shared load balancer only the ports that get a listener get a
+// group, so its listeners are read here first and returned. The groups the
+// plan deletes go after the listeners that use them.
+func (p *Provider) ensureGroups(ctx context.Context, req *service.Request, lb *lbInfo, created bool, res *service.Result) (*Model, GroupPlan, []CurrentListener, error) {
+	addr, err := p.resolve(ctx, req)
+	if err != nil {
+		return nil, GroupPlan{}, nil, err
+	}
+	model := BuildModel(req, addr)
+	gplan, err := p.planGroups(ctx, req, model, lb.ID)
+	if err != nil {
+		return nil, GroupPlan{}, nil, err
+	}
+	var listeners []CurrentListener
+	if req.Binding.Shared() {
+		// Which ports get a listener decides which get a group (shared.go).
+		if listeners, err = p.sharedListeners(ctx, req, lb.ID); err != nil {
+			return nil, GroupPlan{}, nil, err
+		}
+		var w *service.Warning
+		if gplan, w = limitShared(req, model, gplan, lb.ID, listeners, false); w != nil {
+			res.Warnings = append(res.Warnings, *w)
+		}
+	}
+	if err := p.syncGroups(ctx, req, p.vpcOf(lb), model, gplan); err != nil {
+		return nil, GroupPlan{}, nil, err
+	}
+	if req.Binding.Reused && !created {
+		// A binding that went (vgroup-port removed, or moved to another
+		// group) takes the Service's servers with it at once: found in
+		// the cloud by their description, not remembered.
+		if err := p.releaseMembers(ctx, req, lb.ID, boundIDs(model)); err != nil {
+			return nil, GroupPlan{}, nil, err
+		}
+	}
+	return model, gplan, listeners, nil
+}
+
 // planGroups reads our groups (by the Service's default-name tag) and the
 // vgroup-port ones (by id) and plans them.
 //

@@ -153,59 +153,60 @@ func (p *Provider) Ensure(ctx context.Context, req *service.Request) (*service.R
 // ensure brings the load balancer lb and what hangs off it to the model;
 // created says lb was made in this pass, so it has no listeners to read
 // (its server groups are read all the same: they are found by tag and can
-// outlive a load balancer deleted out of band).
+// outlive a load balancer deleted out of band). Each step adds its
+// Warnings to the result.
 func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo, created bool) (*service.Result, error) {
-	s := req.Settings
-	res := &service.Result{}
+	res := &service.Result{LoadBalancerID: lb.ID}
 	if created {
 		klog.FromContext(ctx).Info("Created load balancer", "loadBalancer", lb.ID)
 	} else {
 		for _, ch := range req.Immutable {
 			res.Warnings = append(res.Warnings, service.Warning{Reason: EventImmutable, Message: ch.String()})
 		}
-		if err := reuseVPCProblem(lb.ID, lb.VpcID, p.opts.VpcID, s); err != nil {
-			return nil, err
-		}
 	}
-	res.LoadBalancerID = lb.ID
-	if lb.Status == statusCreateFailed {
-		return nil, fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
-	}
-	if err := p.settle(ctx, lb.ID); err != nil {
+	if err := p.writable(ctx, req, lb, created); err != nil {
 		return nil, err
 	}
+	model, gplan, listeners, err := p.ensureGroups(ctx, req, lb, created, res)
+	if err != nil {
+		return nil, err
+	}
+	if lb, err = p.ensureLB(ctx, req, lb, created, res); err != nil {
+		return nil, err
+	}
+	warnings, err := p.ensureListeners(ctx, req, lb, model, gplan, listeners, created)
+	res.Warnings = append(res.Warnings, warnings...)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
+		return nil, err
+	}
+	if lb.DNSName != "" {
+		res.Ingress = []corev1.LoadBalancerIngress{{Hostname: lb.DNSName}}
+	}
+	return res, nil
+}
 
-	addr, err := p.resolve(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	model := BuildModel(req, addr)
-	gplan, err := p.planGroups(ctx, req, model, lb.ID)
-	if err != nil {
-		return nil, err
-	}
-	var listeners []CurrentListener
-	if req.Binding.Shared() {
-		// Which ports get a listener decides which get a group (shared.go).
-		if listeners, err = p.sharedListeners(ctx, req, lb.ID); err != nil {
-			return nil, err
-		}
-		var w *service.Warning
-		if gplan, w = limitShared(req, model, gplan, lb.ID, listeners, false); w != nil {
-			res.Warnings = append(res.Warnings, *w)
+// writable refuses a bound load balancer the sync must not write to (a
+// reused one of another VPC, one whose create failed) and waits for the
+// jobs a previous pass left running on it.
+func (p *Provider) writable(ctx context.Context, req *service.Request, lb *lbInfo, created bool) error {
+	if !created {
+		if err := reuseVPCProblem(lb.ID, lb.VpcID, p.opts.VpcID, req.Settings); err != nil {
+			return err
 		}
 	}
-	if err := p.syncGroups(ctx, req, p.vpcOf(lb), model, gplan); err != nil {
-		return nil, err
+	if lb.Status == statusCreateFailed {
+		return fmt.Errorf("load balancer %s failed to create (status %s); delete it or set another name", lb.ID, lb.Status)
 	}
-	if req.Binding.Reused && !created {
-		// A binding that went (vgroup-port removed, or moved to another
-		// group) takes the Service's servers with it at once: found in
-		// the cloud by their description, not remembered.
-		if err := p.releaseMembers(ctx, req, lb.ID, boundIDs(model)); err != nil {
-			return nil, err
-		}
-	}
+	return p.settle(ctx, lb.ID)
+}
+
+// ensureLB waits for lb to be Active, then brings its own settings and
+// its source-ranges security group to the Service; it returns lb as last
+// read.
+func (p *Provider) ensureLB(ctx context.Context, req *service.Request, lb *lbInfo, created bool, res *service.Result) (*lbInfo, error) {
 	if lb.Status == statusProvisioning {
 		// The groups above took the provisioning time, or most of it.
 		var err error
@@ -230,19 +231,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 		return nil, err
 	}
 	res.Labels = sr.labels()
-
-	warnings, err = p.ensureListeners(ctx, req, lb, model, gplan, listeners, created)
-	res.Warnings = append(res.Warnings, warnings...)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
-		return nil, err
-	}
-	if lb.DNSName != "" {
-		res.Ingress = []corev1.LoadBalancerIngress{{Hostname: lb.DNSName}}
-	}
-	return res, nil
+	return lb, nil
 }
 
 // ensureListeners brings the listeners and their certificates to the
