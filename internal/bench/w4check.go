@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -256,37 +254,17 @@ func (e *env) ccmHeap(ctx context.Context, gc bool) (heapCounts, error) {
 
 // parseHeapCounts reads the heap counters from a Prometheus text page.
 func parseHeapCounts(r io.Reader) (heapCounts, error) {
-	var h heapCounts
-	var haveAlloc, haveLive bool
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		var dst *uint64
-		switch name {
-		case "go_gc_heap_allocs_bytes_total":
-			dst, haveAlloc = &h.alloc, true
-		case "go_gc_heap_live_bytes":
-			dst, haveLive = &h.live, true
-		default:
-			continue
-		}
-		f, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return h, fmt.Errorf("metrics %s %q: %w", name, val, err)
-		}
-		*dst = uint64(f)
+	const alloc, live = "go_gc_heap_allocs_bytes_total", "go_gc_heap_live_bytes"
+	g, err := parseGauges(r, []string{alloc, live})
+	if err != nil {
+		return heapCounts{}, err
 	}
-	if err := sc.Err(); err != nil {
-		return h, err
-	}
+	a, haveAlloc := g[alloc]
+	l, haveLive := g[live]
 	if !haveAlloc || !haveLive {
-		return h, errors.New("the CCM's /metrics has no go_gc_heap_allocs_bytes_total or go_gc_heap_live_bytes")
+		return heapCounts{}, errors.New("the CCM's /metrics has no go_gc_heap_allocs_bytes_total or go_gc_heap_live_bytes")
 	}
-	return h, nil
+	return heapCounts{alloc: uint64(a), live: uint64(l)}, nil
 }
 
 // refProc is the running reference process.

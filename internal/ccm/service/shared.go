@@ -137,6 +137,25 @@ func LimitShared(b *Binding, groups []SharedGroup) ([]SharedVerdict, *Warning) {
 	return out, &w
 }
 
+// KeepShared applies LimitShared's verdicts to the groups they were given
+// for, in the same order (port is a group's Service port): the groups made
+// or kept, and the Service ports whose listeners stay in the model. Those
+// are all but the ports over the cap: a port without a listener of the
+// Service keeps its listener planned, so the conflict with the listener
+// holding the port is still reported.
+func KeepShared[G any](groups []G, verdicts []SharedVerdict, port func(G) PortKey) (kept []G, listeners map[PortKey]bool) {
+	listeners = map[PortKey]bool{}
+	for i, g := range groups {
+		if verdicts[i] != SharedOverCap {
+			listeners[port(g)] = true
+		}
+		if verdicts[i] == SharedKeep {
+			kept = append(kept, g)
+		}
+	}
+	return kept, listeners
+}
+
 // Shared reports whether other Services borrow the bound load balancer
 // too, so none of them may change its own settings.
 func (b *Binding) Shared() bool { return b != nil && b.Reused && len(b.SharedWith) > 0 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,19 +128,7 @@ func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners 
 		shared[i] = service.SharedGroup{Ports: portsOf(m, g.ServicePort), Bound: g.BoundID != "", Used: used[g.Name], Servable: ok}
 	}
 	verdicts, w := service.LimitShared(b, shared)
-	// keep are the ports whose listeners stay in the model: those with a
-	// group, and those without a free port (still planned, so the conflict
-	// with the listener holding it is reported as before).
-	keep := map[PortKey]bool{}
-	var kept []Group
-	for i, g := range m.Groups {
-		if verdicts[i] != service.SharedOverCap {
-			keep[g.ServicePort] = true
-		}
-		if verdicts[i] == service.SharedKeep {
-			kept = append(kept, g)
-		}
-	}
+	kept, keep := service.KeepShared(m.Groups, verdicts, func(g Group) PortKey { return g.ServicePort })
 	if len(kept) == len(m.Groups) {
 		return nil
 	}
@@ -161,25 +150,19 @@ func limitShared(b *service.Binding, m *Model, groups []CurrentGroup, listeners 
 // group of key: one of its ports is free, or held by a listener of ours,
 // or by a user's listener force-override-listeners takes over.
 func listenerFree(m *Model, key PortKey, current []CurrentListener, force bool) bool {
-	for _, l := range m.Listeners {
+	return slices.ContainsFunc(m.Listeners, func(l Listener) bool {
 		if l.ServicePort != key {
-			continue
+			return false
 		}
-		free := true
 		for _, c := range current {
-			if !samePort(l.Port, l.Protocol, c) {
-				continue
+			if samePort(l.Port, l.Protocol, c) {
+				_, owned := m.Ref.OwnsCLB(c.Description)
+				_, named := naming.ParseCLB(c.Description)
+				return owned || !named && force
 			}
-			_, owned := m.Ref.OwnsCLB(c.Description)
-			_, named := naming.ParseCLB(c.Description)
-			free = owned || !named && force
-			break
 		}
-		if free {
-			return true
-		}
-	}
-	return false
+		return true
+	})
 }
 
 // portsOf names the Service ports a group serves, as port/protocol.

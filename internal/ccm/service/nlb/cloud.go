@@ -52,18 +52,18 @@ type lbInfo struct {
 	Created time.Time
 }
 
+// fromAttribute describes the load balancer GetLoadBalancerAttribute
+// answered with, as fromInfo describes a listed one: the answer carries the
+// same fields, but its tags may come as TagKey/TagValue.
 func fromAttribute(r *nlb.GetLoadBalancerAttributeResponse) *lbInfo {
-	lb := &lbInfo{
-		ID: r.LoadBalancerId, Name: r.LoadBalancerName, Status: r.LoadBalancerStatus, DNSName: r.DNSName,
-		AddressType: r.AddressType, AddressIPVersion: r.AddressIpVersion, Ipv6AddressType: r.Ipv6AddressType,
-		VpcID: r.VpcId, ResourceGroup: r.ResourceGroupId, BandwidthPackageID: r.BandwidthPackageId,
-		CrossZone: r.CrossZoneEnabled, SecurityGroupIDs: r.SecurityGroupIds,
-		DeletionProtection: r.DeletionProtectionConfig.Enabled, ModificationProtection: r.ModificationProtectionConfig.Status,
-		Tags: map[string]string{}, Created: parseTime(r.CreateTime),
-	}
-	for _, z := range r.ZoneMappings {
-		lb.Zones = append(lb.Zones, zone{ZoneID: z.ZoneId, VSwitchID: z.VSwitchId})
-	}
+	lb := fromInfo(nlb.LoadbalancerInfo{
+		LoadBalancerId: r.LoadBalancerId, LoadBalancerName: r.LoadBalancerName, LoadBalancerStatus: r.LoadBalancerStatus,
+		DNSName: r.DNSName, AddressType: r.AddressType, AddressIpVersion: r.AddressIpVersion, Ipv6AddressType: r.Ipv6AddressType,
+		VpcId: r.VpcId, ResourceGroupId: r.ResourceGroupId, BandwidthPackageId: r.BandwidthPackageId,
+		CrossZoneEnabled: r.CrossZoneEnabled, SecurityGroupIds: r.SecurityGroupIds, CreateTime: r.CreateTime,
+		DeletionProtectionConfig: r.DeletionProtectionConfig, ModificationProtectionConfig: r.ModificationProtectionConfig,
+		ZoneMappings: r.ZoneMappings,
+	})
 	for _, t := range r.Tags {
 		k, v := t.TagKey, t.TagValue
 		if k == "" {
@@ -74,6 +74,7 @@ func fromAttribute(r *nlb.GetLoadBalancerAttributeResponse) *lbInfo {
 	return lb
 }
 
+// fromInfo describes a load balancer ListLoadBalancers listed.
 func fromInfo(r nlb.LoadbalancerInfo) *lbInfo {
 	lb := &lbInfo{
 		ID: r.LoadBalancerId, Name: r.LoadBalancerName, Status: r.LoadBalancerStatus, DNSName: r.DNSName,

@@ -174,9 +174,7 @@ func (p *Provider) ensure(ctx context.Context, req *service.Request, lb *lbInfo,
 	if lb, err = p.ensureLB(ctx, req, lb, created, res); err != nil {
 		return nil, err
 	}
-	warnings, err := p.ensureListeners(ctx, req, lb, model, gplan, listeners, created)
-	res.Warnings = append(res.Warnings, warnings...)
-	if err != nil {
+	if err := p.ensureListeners(ctx, req, lb, model, gplan, listeners, created, res); err != nil {
 		return nil, err
 	}
 	if err := p.deleteGroups(ctx, gplan.Delete); err != nil {
@@ -237,13 +235,13 @@ func (p *Provider) ensureLB(ctx context.Context, req *service.Request, lb *lbInf
 // ensureListeners brings the listeners and their certificates to the
 // model (none of a borrowed load balancer's unless the Service manages
 // them); listeners are the current ones when read already (nil: not).
-func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *lbInfo, model *Model, gplan GroupPlan, listeners []CurrentListener, created bool) ([]service.Warning, error) {
+// The conflicts it finds go to res as Warnings.
+func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb *lbInfo, model *Model, gplan GroupPlan, listeners []CurrentListener, created bool, res *service.Result) error {
 	s := req.Settings
-	var out []service.Warning
 	var err error
 	if listeners == nil && !created && s.ManagesListeners() {
 		if listeners, err = p.api.listeners(ctx, lb.ID); err != nil {
-			return out, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
+			return fmt.Errorf("list listeners of %s: %w", lb.ID, err)
 		}
 	}
 	// The listeners of a borrowed load balancer are its owner's unless
@@ -255,11 +253,11 @@ func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb
 	}
 	lplan := PlanListeners(desired, listeners, model.Ref, s.LoadBalancer.ForceOverrideListeners, gplan.IDs)
 	for _, c := range lplan.Conflicts {
-		out = append(out, service.Warning{Reason: EventListenerConflict, Message: c})
+		res.Warnings = append(res.Warnings, service.Warning{Reason: EventListenerConflict, Message: c})
 	}
 	newListeners, pending, err := p.applyListeners(ctx, lb.ID, lplan, gplan.IDs)
 	if err != nil {
-		return out, err
+		return err
 	}
 	// The last listener job is waited for here only when more of this
 	// pass needs the load balancer or a group it released; otherwise the
@@ -267,7 +265,7 @@ func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb
 	// so a new Service is addressed without that wait and its call.
 	if model.managesCerts() || len(gplan.Delete) > 0 {
 		if err := p.wait(ctx, "listener changes on "+lb.ID, pending); err != nil {
-			return out, err
+			return err
 		}
 	} else if pending != "" {
 		p.pending.Store(lb.ID, pending)
@@ -281,9 +279,9 @@ func (p *Provider) ensureListeners(ctx context.Context, req *service.Request, lb
 		ids[k], isNew[k] = id, true
 	}
 	if err := p.syncCerts(ctx, model, ids, isNew); err != nil {
-		return out, err
+		return err
 	}
-	return out, nil
+	return nil
 }
 
 // vpcOf is the VPC of lb, the cluster's when the cloud does not say.

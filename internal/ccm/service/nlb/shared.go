@@ -69,16 +69,7 @@ func limitShared(req *service.Request, m *Model, plan GroupPlan, lbID string, li
 		}
 	}
 	verdicts, w := service.LimitShared(req.Binding, groups)
-	keep := map[PortKey]bool{}
-	var kept []Group
-	for i, g := range m.Groups {
-		if verdicts[i] != service.SharedOverCap {
-			keep[g.ServicePort] = true
-		}
-		if verdicts[i] == service.SharedKeep {
-			kept = append(kept, g)
-		}
-	}
+	kept, keep := service.KeepShared(m.Groups, verdicts, func(g Group) PortKey { return g.ServicePort })
 	if len(kept) == len(m.Groups) {
 		return plan, nil
 	}
@@ -123,11 +114,10 @@ func limitShared(req *service.Request, m *Model, plan GroupPlan, lbID string, li
 // same protocol and port span that force-override-listeners takes over;
 // none is another Service's.
 func listenerFree(m *Model, key PortKey, current []CurrentListener, force bool) bool {
-	for _, d := range m.Listeners {
+	return slices.ContainsFunc(m.Listeners, func(d Listener) bool {
 		if d.ServicePort != key {
-			continue
+			return false
 		}
-		free := true
 		for _, c := range current {
 			if !overlaps(d, c) {
 				continue
@@ -136,15 +126,11 @@ func listenerFree(m *Model, key PortKey, current []CurrentListener, force bool) 
 			_, owned := m.Ref.OwnsNLB(c.Description)
 			exact := c.Protocol == d.Protocol && c.Port == d.Port && c.StartPort == d.StartPort && c.EndPort == d.EndPort
 			if !owned && (named || !force || !exact) {
-				free = false
-				break
+				return false
 			}
 		}
-		if free {
-			return true
-		}
-	}
-	return false
+		return true
+	})
 }
 
 // portsOf names the Service ports of key as port/protocol (a range as
