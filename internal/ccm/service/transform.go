@@ -1,6 +1,7 @@
 package service
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -10,11 +11,17 @@ import (
 // thousands of endpoints the caches are most of the CCM's heap (issue 11,
 // W4), so each keeps only what the CCM reads:
 //
-//   - Services and Nodes lose only managedFields. Both are written back by
-//     patches built from what changed (and Nodes, whose informer the
-//     upstream node controllers share, by their Updates of cached copies,
-//     where an absent managedFields leaves the server's unchanged), so
-//     nothing else may be missing from them.
+//   - Services lose only managedFields: they are written back by patches
+//     built from what changed, so nothing else may be missing from them.
+//   - Nodes lose managedFields and the status fields no controller of
+//     the process reads (slimNode). Their metadata and spec stay whole:
+//     the upstream cloud node controller initializes a Node by an Update
+//     of its cached copy (k8s.io/cloud-provider
+//     controllers/node/node_controller.go syncNode), where an absent
+//     managedFields leaves the server's unchanged, and so does an absent
+//     status, which a Node Update never writes (kube-apiserver
+//     pkg/registry/core/node/strategy.go PrepareForUpdate: newNode.Status =
+//     oldNode.Status).
 //   - EndpointSlices, which the CCM never writes and nothing else in the
 //     process watches, become cachedSlice (cachedslice.go): the
 //     service-name label (slicesOf selects on it), the ports and, per
@@ -33,7 +40,7 @@ func setTransforms(services, nodes, slices cache.SharedIndexInformer) {
 		fn   cache.TransformFunc
 	}{
 		{"Service", services, dropManagedFields},
-		{"Node", nodes, dropManagedFields},
+		{"Node", nodes, slimNode},
 		{"EndpointSlice", slices, compactSliceTransform},
 	} {
 		if err := t.inf.SetTransform(t.fn); err != nil {
@@ -47,4 +54,26 @@ func dropManagedFields(obj any) (any, error) {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// slimNode drops from a Node what no controller of the process reads:
+// managedFields and every status field but the conditions (Ready for the
+// backends and the upstream lifecycle controller, NetworkUnavailable for
+// routes) and the addresses (the upstream node controller compares them
+// with the cloud's). Ours read labels, taints, spec, conditions and
+// addresses; the upstream cloud node and node lifecycle controllers
+// (k8s.io/cloud-provider controllers/node, controllers/nodelifecycle)
+// read no other status field, and write status only by
+// nodeutil.PatchNodeStatus, a two-way patch between a cached Node and its
+// modified copy, in which what both lack is not written. Real Nodes carry
+// their image list (several kB), capacity, allocatable and system info
+// in status.
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return dropManagedFields(obj)
+	}
+	n.ManagedFields = nil
+	n.Status = corev1.NodeStatus{Conditions: n.Status.Conditions, Addresses: n.Status.Addresses}
+	return n, nil
 }
