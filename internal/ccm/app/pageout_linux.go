@@ -26,7 +26,7 @@ const (
 // package initialization and the controllers' setup are done, comes
 // before the initial listing and the Nodes' initialization have grown the
 // heap: released only at 90 s, the start-up pages (~70 MB) and that heap
-// made W4's peak resident set (117.8 MB at 5,000 Services, 72 of them
+// made W4's peak resident set (115.0 MB at 5,000 Services, 71 of them
 // file-backed, at 86 s; docs/performance.md). The second gives back what
 // the initial passes touched once.
 var StartupPagesDelays = []time.Duration{15 * time.Second, 90 * time.Second}
