@@ -27,7 +27,7 @@ while j < len(lines) and not lines[j].startswith('Mappings'):
     j += 1
 rules = [
     ("our Service index and views (serviceindex.go)", r'service\.\(\*Controller\)\.(indexService|view\b)|service\.newServiceIndex|serviceIndex'),
-    ("EndpointSlice cache: slim copies (slimSlice)", r'service\.slimSlice'),
+    ("EndpointSlice cache: slim copies (slimSlice, compactSlice)", r'service\.(slimSlice|compactSlice|compactEndpoint)'),
     ("informer store indexes (threadSafeMap, our slice indexes)", r'cache\.\(\*threadSafeMap\)|cache\.\(\*storeIndex\)|service\.init\.func|sliceIndexers'),
     ("informer notification buffers (processorListener)", r'processorListener|RingGrowing'),
     ("DeltaFIFO", r'DeltaFIFO'),
@@ -66,7 +66,7 @@ if '-w' in sys.argv:
         frames = [f for x in ids for f in loc.get(x, [])]
         stack = '\n'.join(frames)
         if not re.search(r'StreamWatcher\)\.receive|watchHandler', stack): continue
-        if re.search(r'service\.slimSlice|processorListener|RingGrowing|DeltaFIFO|threadSafeMap|storeIndex', stack): continue
+        if re.search(r'service\.(slimSlice|compactSlice|compactEndpoint)|processorListener|RingGrowing|DeltaFIFO|threadSafeMap|storeIndex', stack): continue
         typ = 'other'
         for f in frames:
             m = re.search(r'k8s\.io/api/(\w+)/v1\.\(\*(\w+)\)\.Unmarshal', f)

@@ -39,6 +39,9 @@ type ownController struct {
 	eventsClient bool
 	// enabled says whether the configuration runs it (nil: always).
 	enabled func(cfg *ccmconfig.CompletedConfig) bool
+	// eventCache sizes its event recorder's correlator caches (nil or 0:
+	// client-go's 4,096 entries).
+	eventCache func(b *built, cfg *ccmconfig.CompletedConfig) int
 	// build makes it; a nil run with no error leaves it off.
 	build func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (run func(context.Context), err error)
 }
@@ -54,6 +57,9 @@ var ownControllers = []ownController{serviceControllerSpec, routeControllerSpec}
 // (docs/performance.md).
 var serviceControllerSpec = ownController{
 	name: names.ServiceLBController, clientName: "service-controller", eventsClient: true,
+	eventCache: func(b *built, cfg *ccmconfig.CompletedConfig) int {
+		return serviceEventCache(serviceWorkers(b.cloud.Config, b.service, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs)))
+	},
 	build: func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (func(context.Context), error) {
 		sc, err := newServiceController(b.cloud, b.service, client, cfg.SharedInformers, recorder, int(cfg.ComponentConfig.ServiceController.ConcurrentServiceSyncs))
 		if err != nil || sc == nil {
@@ -110,7 +116,11 @@ func (o ownController) constructor(b *built) ccmapp.ControllerInitFuncConstructo
 				if o.eventsClient {
 					events = cfg.ClientBuilder.ClientOrDie(initCtx.ClientName)
 				}
-				broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+				var correlator record.CorrelatorOptions
+				if o.eventCache != nil {
+					correlator.LRUCacheSize = o.eventCache(b, cfg)
+				}
+				broadcaster := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(correlator))
 				broadcaster.StartStructuredLogging(3)
 				broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events("")})
 				recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: o.clientName})

@@ -46,6 +46,27 @@ func serviceWorkers(cfg *config.Config, o serviceOptions, flag int) int {
 	return flag
 }
 
+// eventsPerWorker is how many entries of the service controller's event
+// correlator (client-go record.CorrelatorOptions.LRUCacheSize) each worker
+// gets. The correlator keeps three LRU caches of that size (the spam
+// filter's token bucket per object, the aggregator's similar events per
+// object and reason, the logger's last Event per identical event, so a
+// repeat is a count patch), and with client-go's 4,096 entries each they
+// filled with one entry per Service that recorded anything and held ~7 MB
+// at W4 5,000 (docs/performance.md). What they fold is a Service's events
+// repeated over its own syncs; each sync records two or three events, so
+// 64 per worker folds the repeats of a Service whose syncs are no more
+// than ~20 of that worker's syncs apart. Older repeats cost a new Event
+// object instead of a count patch, and the spam filter's burst starts
+// again for the Service; the controller's own warnOnce keeps repeated
+// Warnings to one per change or resync either way.
+const eventsPerWorker = 64
+
+// serviceEventCache is the correlator size for workers workers.
+func serviceEventCache(workers int) int {
+	return eventsPerWorker * max(1, workers)
+}
+
 // newServiceController builds the service controller the CCM runs, and
 // the one the plan command drives: nil when every load balancer kind is
 // left to others.

@@ -9,14 +9,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -70,7 +68,7 @@ func (r *backendsResolver) candidates(ctx context.Context, svc *corev1.Service, 
 	return &Request{
 		foreign: foreignPods(svc, settings, all), pods: pods,
 		Service: svc, Settings: settings, ClusterID: r.clusterID, Identity: IdentityOf(svc, r.clusterID),
-		Backends:       ComputeBackends(svc, settings, nodeList, slices),
+		Backends:       computeBackends(svc, settings, nodeList, slices),
 		LoadBalancerID: svc.Labels[naming.LabelLoadBalancerID],
 		gated:          gated,
 	}, nil
@@ -78,14 +76,14 @@ func (r *backendsResolver) candidates(ctx context.Context, svc *corev1.Service, 
 
 // slicesOf returns the Service's EndpointSlices from the cache's index
 // (sliceByService), not a scan of its namespace.
-func (r *backendsResolver) slicesOf(svc *corev1.Service) []*discoveryv1.EndpointSlice {
+func (r *backendsResolver) slicesOf(svc *corev1.Service) []*cachedSlice {
 	objs, err := r.sliceIndex.ByIndex(sliceByService, svc.Namespace+"/"+svc.Name)
 	if err != nil || len(objs) == 0 {
 		return nil
 	}
-	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	out := make([]*cachedSlice, 0, len(objs))
 	for _, obj := range objs {
-		if sl, ok := obj.(*discoveryv1.EndpointSlice); ok {
+		if sl := sliceOf(obj); sl != nil {
 			out = append(out, sl)
 		}
 	}
@@ -110,7 +108,7 @@ func (r *backendsResolver) slicesOf(svc *corev1.Service) []*discoveryv1.Endpoint
 // (gateCache: spec.readinessGates cannot change), so a Service whose
 // not-ready endpoints are all known ungated needs no listing. Whether an
 // admitted pod is Running and holds its address is the resolver's check.
-func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, s *annotations.Settings, slices []*discoveryv1.EndpointSlice, pods *podView) ([]*discoveryv1.EndpointSlice, []gatedPod) {
+func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, s *annotations.Settings, slices []*cachedSlice, pods *podView) ([]*cachedSlice, []gatedPod) {
 	key := cache.MetaObjectToName(svc).String()
 	if s == nil || s.Backend.Type != annotations.BackendENI {
 		r.gates.set(key, nil)
@@ -123,37 +121,38 @@ func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, 
 	out := slices
 	copied := false
 	for si, sl := range slices {
-		var mine *discoveryv1.EndpointSlice
-		for ei, e := range sl.Endpoints {
-			ref := e.TargetRef
-			if endpointReady(e) || ptr.Deref(e.Conditions.Terminating, false) || len(e.Addresses) == 0 ||
-				ref == nil || ref.Kind != "Pod" || ref.Name == "" {
+		var mine *cachedSlice
+		for ei := range sl.endpoints {
+			e := &sl.endpoints[ei]
+			ref, isPod := e.pod()
+			addr, hasAddr := e.address()
+			if e.ready() || e.terminating() || !hasAddr || !isPod || ref.name == "" {
 				continue
 			}
-			if ref.UID != "" && known[ref.UID] {
-				ungated[ref.UID] = true
+			if ref.uid != "" && known[ref.uid] {
+				ungated[ref.uid] = true
 				continue
 			}
-			if ref.Namespace != "" && ref.Namespace != svc.Namespace {
+			if ref.namespace != "" && ref.namespace != svc.Namespace {
 				// Whoever writes the Service's EndpointSlices must not
 				// reach another namespace's pods: their gates are never
 				// read nor set from here.
 				continue
 			}
 			ns := svc.Namespace
-			pod, err := pods.pod(ctx, ref.Name)
+			pod, err := pods.pod(ctx, ref.name)
 			if err != nil {
 				// The resolver fails the sync on the same listing error.
-				klog.FromContext(ctx).V(2).Info("Cannot read a not-ready endpoint's pod for its readiness gate", "pod", klog.KRef(ns, ref.Name), "err", err)
+				klog.FromContext(ctx).V(2).Info("Cannot read a not-ready endpoint's pod for its readiness gate", "pod", klog.KRef(ns, ref.name), "err", err)
 				continue
 			}
 			if pod == nil {
 				continue
 			}
-			if ref.UID != "" && pod.UID != ref.UID {
+			if ref.uid != "" && pod.UID != ref.uid {
 				continue // a new pod of the same name: the slice is behind
 			}
-			if !holds(pod, e.Addresses[0]) {
+			if !holds(pod, addr) {
 				continue // a hand-written endpoint claiming the pod
 			}
 			if !hasReadinessGate(pod, gate) {
@@ -166,15 +165,15 @@ func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, 
 			}
 			if mine == nil {
 				if !copied {
-					out = append([]*discoveryv1.EndpointSlice(nil), slices...)
+					out = append([]*cachedSlice(nil), slices...)
 					copied = true
 				}
-				mine = sl.DeepCopy()
+				mine = sl.deepCopy()
 				out[si] = mine
 			}
-			mine.Endpoints[ei].Conditions.Ready = ptr.To(true)
+			mine.endpoints[ei].flags &^= epNotReady
 			if !gateTrue {
-				pending = append(pending, gatedPod{namespace: ns, name: pod.Name, uid: pod.UID, ip: e.Addresses[0]})
+				pending = append(pending, gatedPod{namespace: ns, name: pod.Name, uid: pod.UID, ip: addr})
 			}
 		}
 	}

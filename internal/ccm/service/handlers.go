@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -166,14 +165,7 @@ func nodeBackendFieldsChanged(o, n *corev1.Node) bool {
 // depend on endpoints (Local traffic policy, eni backends, or endpoints
 // on virtual Nodes).
 func (c *Controller) sliceChanged(oldObj, newObj any) {
-	get := func(obj any) *discoveryv1.EndpointSlice {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		s, _ := obj.(*discoveryv1.EndpointSlice)
-		return s
-	}
-	o, n := get(oldObj), get(newObj)
+	o, n := sliceOf(oldObj), sliceOf(newObj)
 	sl := n
 	if sl == nil {
 		sl = o
@@ -181,10 +173,10 @@ func (c *Controller) sliceChanged(oldObj, newObj any) {
 	if sl == nil {
 		return
 	}
-	if o != nil && n != nil && reflect.DeepEqual(o.Endpoints, n.Endpoints) && reflect.DeepEqual(o.Ports, n.Ports) {
+	if o != nil && n != nil && o.sameBackendsAs(n) {
 		return
 	}
-	name := sl.Labels[discoveryv1.LabelServiceName]
+	name := sl.service
 	if name == "" {
 		return
 	}

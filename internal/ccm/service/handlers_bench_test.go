@@ -212,10 +212,12 @@ func BenchmarkHandlerSliceUpdate(b *testing.B) {
 	for _, policy := range []corev1.ServiceExternalTrafficPolicy{corev1.ServiceExternalTrafficPolicyCluster, corev1.ServiceExternalTrafficPolicyLocal} {
 		b.Run("policy="+string(policy), func(b *testing.B) {
 			benchEach(b, policy, func(b *testing.B, h *handlerBench) {
-				o := h.slices[len(h.slices)/2]
-				n := o.DeepCopy()
-				n.ResourceVersion = "2"
-				n.Endpoints[0].Conditions.Ready = ptr.To(false)
+				full := h.slices[len(h.slices)/2].DeepCopy()
+				// The handler is handed the slices as the cache holds them.
+				o := compactSlice(full)
+				full.ResourceVersion = "2"
+				full.Endpoints[0].Conditions.Ready = ptr.To(false)
+				n := compactSlice(full)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if i%2 == 0 {

@@ -100,7 +100,9 @@ func TestAdmitGated(t *testing.T) {
 			cross,
 		},
 	}
-	orig := slice.DeepCopy()
+	// The slice as the informer's cache holds it.
+	cached := compactSlice(slice)
+	orig := cached.deepCopy()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 	eni := &annotations.Settings{}
 	eni.Backend.Type = annotations.BackendENI
@@ -121,17 +123,18 @@ func TestAdmitGated(t *testing.T) {
 		cs.ClearActions()
 		return out
 	}
-	admitted := func(slices []*discoveryv1.EndpointSlice) []string {
+	admitted := func(slices []*cachedSlice) []string {
 		var out []string
-		for _, e := range slices[0].Endpoints {
-			if endpointReady(e) {
-				out = append(out, e.Addresses[0])
+		for _, e := range slices[0].endpoints {
+			if e.ready() {
+				addr, _ := e.address()
+				out = append(out, addr)
 			}
 		}
 		return out
 	}
 
-	out, pending := c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	out, pending := c.backends.admitGated(context.Background(), svc, eni, []*cachedSlice{cached}, newPodView(cs, "ns"))
 	if want := []string{"10.0.0.1", "10.0.0.3", "10.0.0.4", "10.0.0.6"}; !reflect.DeepEqual(admitted(out), want) {
 		t.Errorf("backends %v, want %v", admitted(out), want)
 	}
@@ -140,7 +143,7 @@ func TestAdmitGated(t *testing.T) {
 	if !reflect.DeepEqual(pending, want) {
 		t.Errorf("pending %+v, want %+v", pending, want)
 	}
-	if !reflect.DeepEqual(slice, orig) {
+	if !reflect.DeepEqual(cached, orig) {
 		t.Error("the informer's EndpointSlice was modified")
 	}
 	// One listing of the Service's namespace; the pod of another
@@ -150,19 +153,19 @@ func TestAdmitGated(t *testing.T) {
 	}
 	// Each sync reads afresh: nothing of a pod is remembered but that it
 	// has no gate.
-	c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	c.backends.admitGated(context.Background(), svc, eni, []*cachedSlice{cached}, newPodView(cs, "ns"))
 	if got, want := reads(), []string{"list ns"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second sync read %v, want %v", got, want)
 	}
 	// Only endpoints of pods known without the gate: nothing is read.
 	quiet := &discoveryv1.EndpointSlice{ObjectMeta: slice.ObjectMeta, Ports: slice.Ports,
 		Endpoints: []discoveryv1.Endpoint{ep("10.0.0.1", "ready", true), ep("10.0.0.2", "plain", false)}}
-	c.backends.admitGated(context.Background(), svc, eni, []*discoveryv1.EndpointSlice{quiet}, newPodView(cs, "ns"))
+	c.backends.admitGated(context.Background(), svc, eni, []*cachedSlice{compactSlice(quiet)}, newPodView(cs, "ns"))
 	if got := reads(); len(got) > 0 {
 		t.Errorf("a sync with only ungated not-ready pods read %v", got)
 	}
 	// ecs backends: nothing is read or admitted.
-	out, pending = c.backends.admitGated(context.Background(), svc, &annotations.Settings{}, []*discoveryv1.EndpointSlice{slice}, newPodView(cs, "ns"))
+	out, pending = c.backends.admitGated(context.Background(), svc, &annotations.Settings{}, []*cachedSlice{cached}, newPodView(cs, "ns"))
 	if len(pending) > 0 || len(reads()) > 0 || !reflect.DeepEqual(admitted(out), []string{"10.0.0.1"}) {
 		t.Errorf("ecs backends: pending %v, backends %v", pending, admitted(out))
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
@@ -41,29 +40,24 @@ const (
 	sliceByNode = "service-controller/by-node"
 )
 
-// sliceIndexers are the EndpointSlice cache's indexes. Both read only
-// what slimSlice keeps.
+// sliceIndexers are the EndpointSlice cache's indexes.
 var sliceIndexers = cache.Indexers{
 	sliceByService: func(obj any) ([]string, error) {
-		sl, ok := obj.(*discoveryv1.EndpointSlice)
-		if !ok {
+		sl := sliceOf(obj)
+		if sl == nil || sl.service == "" {
 			return nil, nil
 		}
-		name := sl.Labels[discoveryv1.LabelServiceName]
-		if name == "" {
-			return nil, nil
-		}
-		return []string{sl.Namespace + "/" + name}, nil
+		return []string{sl.Namespace + "/" + sl.service}, nil
 	},
 	sliceByNode: func(obj any) ([]string, error) {
-		sl, ok := obj.(*discoveryv1.EndpointSlice)
-		if !ok {
+		sl := sliceOf(obj)
+		if sl == nil {
 			return nil, nil
 		}
 		var out []string
-		for _, e := range sl.Endpoints {
-			if e.NodeName != nil && !slices.Contains(out, *e.NodeName) {
-				out = append(out, *e.NodeName)
+		for i := range sl.endpoints {
+			if name, ok := sl.endpoints[i].nodeName(); ok && !slices.Contains(out, name) {
+				out = append(out, name)
 			}
 		}
 		return out, nil
@@ -264,12 +258,8 @@ func (c *Controller) servicesWithEndpointsOn(name string) map[string]struct{} {
 	}
 	out := make(map[string]struct{}, len(objs))
 	for _, obj := range objs {
-		sl, ok := obj.(*discoveryv1.EndpointSlice)
-		if !ok {
-			continue
-		}
-		if svc := sl.Labels[discoveryv1.LabelServiceName]; svc != "" {
-			out[sl.Namespace+"/"+svc] = struct{}{}
+		if sl := sliceOf(obj); sl != nil && sl.service != "" {
+			out[sl.Namespace+"/"+sl.service] = struct{}{}
 		}
 	}
 	return out

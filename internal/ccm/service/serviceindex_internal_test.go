@@ -63,12 +63,12 @@ func walkNodeChange(c *Controller, o, n *corev1.Node) []string {
 // scanEndpointsOn looks for an endpoint of svc on node through every slice.
 func scanEndpointsOn(all []any, svc *corev1.Service, node string) bool {
 	for _, obj := range all {
-		sl := obj.(*discoveryv1.EndpointSlice)
-		if sl.Namespace != svc.Namespace || sl.Labels[discoveryv1.LabelServiceName] != svc.Name {
+		sl := obj.(*cachedSlice)
+		if sl.Namespace != svc.Namespace || sl.service != svc.Name {
 			continue
 		}
-		for _, e := range sl.Endpoints {
-			if e.NodeName != nil && *e.NodeName == node {
+		for _, e := range sl.endpoints {
+			if n, ok := e.nodeName(); ok && n == node {
 				return true
 			}
 		}

@@ -94,25 +94,23 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-func endpointReady(e discoveryv1.Endpoint) bool {
-	return e.Conditions.Ready == nil || *e.Conditions.Ready
-}
-
 // localCounts returns the number of ready endpoints per Node name.
-func localCounts(slices []*discoveryv1.EndpointSlice) map[string]int {
+func localCounts(slices []*cachedSlice) map[string]int {
 	seen := map[string]bool{}
 	out := map[string]int{}
 	for _, sl := range slices {
-		for _, e := range sl.Endpoints {
-			if !endpointReady(e) || e.NodeName == nil || len(e.Addresses) == 0 {
+		for i := range sl.endpoints {
+			e := &sl.endpoints[i]
+			key, ok := e.address()
+			node, onNode := e.nodeName()
+			if !e.ready() || !onNode || !ok {
 				continue
 			}
-			key := e.Addresses[0]
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			out[*e.NodeName]++
+			out[node]++
 		}
 	}
 	return out
@@ -124,6 +122,11 @@ func localCounts(slices []*discoveryv1.EndpointSlice) map[string]int {
 // ready pods on virtual Nodes on their target port, each weighing as one
 // endpoint; with eni backends the ready pod IPs on their target port.
 func ComputeBackends(svc *corev1.Service, s *annotations.Settings, nodeList []*corev1.Node, slices []*discoveryv1.EndpointSlice) map[int32][]Target {
+	return computeBackends(svc, s, nodeList, compactSlices(slices))
+}
+
+// computeBackends is ComputeBackends on the slices as the cache holds them.
+func computeBackends(svc *corev1.Service, s *annotations.Settings, nodeList []*corev1.Node, slices []*cachedSlice) map[int32][]Target {
 	out := map[int32][]Target{}
 	if s.Backend.Type == annotations.BackendENI {
 		for _, sp := range svc.Spec.Ports {
@@ -197,34 +200,30 @@ func weight(s *annotations.Settings, local bool, count, total, n int) int {
 }
 
 // podTargets are the ready endpoints of one Service port (eni backends).
-func podTargets(sp corev1.ServicePort, s *annotations.Settings, slices []*discoveryv1.EndpointSlice) []Target {
+func podTargets(sp corev1.ServicePort, s *annotations.Settings, slices []*cachedSlice) []Target {
 	var ips []Target
 	seen := map[string]bool{}
 	for _, sl := range slices {
 		port := int32(0)
-		for _, p := range sl.Ports {
-			if p.Port != nil && ptrName(p.Name) == sp.Name {
-				port = *p.Port
+		for _, p := range sl.ports {
+			if p.port != 0 && p.name == sp.Name {
+				port = p.port
 			}
 		}
 		if port == 0 {
 			continue
 		}
-		for _, e := range sl.Endpoints {
-			if !endpointReady(e) || len(e.Addresses) == 0 || seen[e.Addresses[0]] {
+		for i := range sl.endpoints {
+			e := &sl.endpoints[i]
+			addr, ok := e.address()
+			if !e.ready() || !ok || seen[addr] {
 				continue
 			}
-			seen[e.Addresses[0]] = true
-			t := Target{IP: e.Addresses[0], Port: port}
-			if e.NodeName != nil {
-				t.NodeName = *e.NodeName
-			}
-			if r := e.TargetRef; r != nil && r.Kind == "Pod" {
-				ref := corev1.ObjectReference{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
-				if ref.Namespace == "" {
-					ref.Namespace = sl.Namespace
-				}
-				t.Pod = &ref
+			seen[addr] = true
+			t := Target{IP: addr, Port: port}
+			t.NodeName, _ = e.nodeName()
+			if p, ok := e.pod(); ok {
+				t.Pod = podObjectRef(p, sl.Namespace)
 			}
 			ips = append(ips, t)
 		}

@@ -2,9 +2,7 @@ package service
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -13,19 +11,24 @@ import (
 // thousands of endpoints the caches are most of the CCM's heap (issue 11,
 // W4), so each keeps only what the CCM reads:
 //
-//   - Services and Nodes lose only managedFields. Both are written back by
-//     patches built from what changed (and Nodes, whose informer the
-//     upstream node controllers share, by their Updates of cached copies,
-//     where an absent managedFields leaves the server's unchanged), so
-//     nothing else may be missing from them.
+//   - Services lose only managedFields: they are written back by patches
+//     built from what changed, so nothing else may be missing from them.
+//   - Nodes lose managedFields and the status fields no controller of
+//     the process reads (slimNode). Their metadata and spec stay whole:
+//     the upstream cloud node controller initializes a Node by an Update
+//     of its cached copy (k8s.io/cloud-provider
+//     controllers/node/node_controller.go syncNode), where an absent
+//     managedFields leaves the server's unchanged, and so does an absent
+//     status, which a Node Update never writes (kube-apiserver
+//     pkg/registry/core/node/strategy.go PrepareForUpdate: newNode.Status =
+//     oldNode.Status).
 //   - EndpointSlices, which the CCM never writes and nothing else in the
-//     process watches, become slimSlice: the service-name label (slicesOf
-//     selects on it), the ports and, per endpoint, the addresses, the
-//     ready and terminating conditions, the Node name and, for endpoints
-//     that are not ready, the pod reference (readiness gates read it).
-//
-// A field added to what the controller reads from a slice must be added
-// to slimSlice (TestSlimSliceKeepsWhatTheControllerReads fails otherwise).
+//     process watches, become cachedSlice (cachedslice.go): the
+//     service-name label (slicesOf selects on it), the ports and, per
+//     endpoint, the first address, the ready and terminating conditions,
+//     the Node name and the pod reference (the backends resolver and
+//     readiness gates read it). The informer's typed lister cannot be
+//     used on that cache: the controller reads it through sliceOf.
 
 // setTransforms installs the cache transforms. An informer another
 // controller has already started keeps its objects whole, which costs
@@ -37,8 +40,8 @@ func setTransforms(services, nodes, slices cache.SharedIndexInformer) {
 		fn   cache.TransformFunc
 	}{
 		{"Service", services, dropManagedFields},
-		{"Node", nodes, dropManagedFields},
-		{"EndpointSlice", slices, slimSliceTransform},
+		{"Node", nodes, slimNode},
+		{"EndpointSlice", slices, compactSliceTransform},
 	} {
 		if err := t.inf.SetTransform(t.fn); err != nil {
 			klog.V(2).InfoS("Informer cache keeps whole objects", "kind", t.name, "err", err)
@@ -53,51 +56,24 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-func slimSliceTransform(obj any) (any, error) {
-	if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
-		return slimSlice(s), nil
+// slimNode drops from a Node what no controller of the process reads:
+// managedFields and every status field but the conditions (Ready for the
+// backends and the upstream lifecycle controller, NetworkUnavailable for
+// routes) and the addresses (the upstream node controller compares them
+// with the cloud's). Ours read labels, taints, spec, conditions and
+// addresses; the upstream cloud node and node lifecycle controllers
+// (k8s.io/cloud-provider controllers/node, controllers/nodelifecycle)
+// read no other status field, and write status only by
+// nodeutil.PatchNodeStatus, a two-way patch between a cached Node and its
+// modified copy, in which what both lack is not written. Real Nodes carry
+// their image list (several kB), capacity, allocatable and system info
+// in status.
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return dropManagedFields(obj)
 	}
-	// Tombstones and other types pass unchanged.
-	return obj, nil
-}
-
-// slimSlice is a new EndpointSlice with only the fields the controller
-// reads. It is idempotent, as a transform must be (a relist may pass an
-// object through it again), and shares no memory with s but strings.
-func slimSlice(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
-	out := &discoveryv1.EndpointSlice{
-		TypeMeta: s.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: s.Name, Namespace: s.Namespace, UID: s.UID, ResourceVersion: s.ResourceVersion,
-			DeletionTimestamp: s.DeletionTimestamp,
-		},
-		AddressType: s.AddressType,
-	}
-	if name, ok := s.Labels[discoveryv1.LabelServiceName]; ok {
-		out.Labels = map[string]string{discoveryv1.LabelServiceName: name}
-	}
-	if len(s.Ports) > 0 {
-		out.Ports = make([]discoveryv1.EndpointPort, len(s.Ports))
-		for i, p := range s.Ports {
-			out.Ports[i] = discoveryv1.EndpointPort{Name: p.Name, Port: p.Port, Protocol: p.Protocol}
-		}
-	}
-	if len(s.Endpoints) > 0 {
-		out.Endpoints = make([]discoveryv1.Endpoint, len(s.Endpoints))
-		for i, e := range s.Endpoints {
-			se := discoveryv1.Endpoint{
-				Addresses:  e.Addresses,
-				Conditions: discoveryv1.EndpointConditions{Ready: e.Conditions.Ready, Terminating: e.Conditions.Terminating},
-				NodeName:   e.NodeName,
-			}
-			if r := e.TargetRef; r != nil && r.Kind == "Pod" {
-				// The backends resolver checks the pod an eni endpoint
-				// names (its namespace, that it holds the address), and
-				// readiness gates read it; other kinds name no pod.
-				se.TargetRef = &corev1.ObjectReference{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
-			}
-			out.Endpoints[i] = se
-		}
-	}
-	return out
+	n.ManagedFields = nil
+	n.Status = corev1.NodeStatus{Conditions: n.Status.Conditions, Addresses: n.Status.Addresses}
+	return n, nil
 }

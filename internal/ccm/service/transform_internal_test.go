@@ -1,8 +1,10 @@
 package service
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -46,66 +48,137 @@ func fullSlice() *discoveryv1.EndpointSlice {
 	}
 }
 
+// expandSlice is what the cache holds of a slice, as an EndpointSlice:
+// every field the controller can read, set as compactSlice kept it.
+func expandSlice(c *cachedSlice) *discoveryv1.EndpointSlice {
+	out := &discoveryv1.EndpointSlice{ObjectMeta: *c.ObjectMeta.DeepCopy(), AddressType: c.addressType}
+	if c.service != "" {
+		out.Labels = map[string]string{discoveryv1.LabelServiceName: c.service}
+	}
+	for _, p := range c.ports {
+		ep := discoveryv1.EndpointPort{Name: ptr.To(p.name)}
+		if p.port != 0 {
+			ep.Port = ptr.To(p.port)
+		}
+		out.Ports = append(out.Ports, ep)
+	}
+	for _, e := range c.endpoints {
+		ep := discoveryv1.Endpoint{Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(e.ready()), Terminating: ptr.To(e.terminating())}}
+		if a, ok := e.address(); ok {
+			ep.Addresses = []string{a}
+		}
+		if n, ok := e.nodeName(); ok {
+			ep.NodeName = ptr.To(n)
+		}
+		if p, ok := e.pod(); ok {
+			ep.TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: p.namespace, Name: p.name, UID: p.uid}
+		}
+		out.Endpoints = append(out.Endpoints, ep)
+	}
+	return out
+}
+
 func TestSlimSlice(t *testing.T) {
 	full := fullSlice()
 	orig := full.DeepCopy()
-	out, err := slimSliceTransform(full)
+	out, err := compactSliceTransform(full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slim := out.(*discoveryv1.EndpointSlice)
+	slim := out.(*cachedSlice)
 	if !reflect.DeepEqual(full, orig) {
 		t.Error("the transform changed its input")
 	}
 	if slim.Name != "web-abc" || slim.Namespace != "default" || slim.UID != "u1" || slim.ResourceVersion != "42" {
 		t.Errorf("identity lost: %+v", slim.ObjectMeta)
 	}
-	if want := map[string]string{discoveryv1.LabelServiceName: "web"}; !reflect.DeepEqual(slim.Labels, want) {
-		t.Errorf("labels %v, want %v", slim.Labels, want)
+	if slim.service != "web" || slim.addressType != discoveryv1.AddressTypeIPv4 {
+		t.Errorf("service %q, address type %q", slim.service, slim.addressType)
 	}
-	if slim.Annotations != nil || slim.OwnerReferences != nil || slim.ManagedFields != nil || slim.GenerateName != "" {
+	if slim.Labels != nil || slim.Annotations != nil || slim.OwnerReferences != nil || slim.ManagedFields != nil || slim.GenerateName != "" {
 		t.Errorf("metadata kept: %+v", slim.ObjectMeta)
 	}
-	if p := slim.Ports[0]; p.AppProtocol != nil || *p.Port != 8080 || *p.Name != "http" {
-		t.Errorf("port %+v", p)
+	if want := []slicePort{{name: "http", port: 8080}}; !reflect.DeepEqual(slim.ports, want) {
+		t.Errorf("ports %+v, want %+v", slim.ports, want)
 	}
-	for i, e := range slim.Endpoints {
-		if e.Hostname != nil || e.Zone != nil || e.Hints != nil || e.Conditions.Serving != nil {
-			t.Errorf("endpoint %d keeps an unread field: %+v", i, e)
-		}
-		if e.TargetRef == nil || e.TargetRef.ResourceVersion != "" {
-			t.Errorf("endpoint %d: targetRef %+v; every pod reference is kept, without its resourceVersion", i, e.TargetRef)
+	// Every endpoint as written, less what no reader uses (hostname, zone,
+	// hints, serving, the targetRef's resourceVersion).
+	want := make([]discoveryv1.Endpoint, len(full.Endpoints))
+	for i, e := range full.Endpoints {
+		want[i] = discoveryv1.Endpoint{
+			Addresses:  e.Addresses,
+			Conditions: discoveryv1.EndpointConditions{Ready: e.Conditions.Ready, Terminating: e.Conditions.Terminating},
+			NodeName:   e.NodeName,
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: e.TargetRef.Namespace, Name: e.TargetRef.Name, UID: e.TargetRef.UID},
 		}
 	}
-	if r := slim.Endpoints[3].TargetRef; r.Kind != "Pod" || r.Name != "pod-10.0.0.4" || r.Namespace != "default" || r.UID != "uid-10.0.0.4" || r.ResourceVersion != "" {
-		t.Errorf("not-ready endpoint's targetRef %+v", r)
+	if got := expandSlice(slim).Endpoints; !reflect.DeepEqual(got, want) {
+		t.Errorf("endpoints\n%+v\nwant\n%+v", got, want)
+	}
+	if p, _ := slim.endpoints[3].pod(); slim.endpoints[3].ready() || p.name != "pod-10.0.0.4" || p.namespace != "default" || p.uid != "uid-10.0.0.4" {
+		t.Errorf("not-ready endpoint: ready %v, pod %+v", slim.endpoints[3].ready(), p)
+	}
+	// Nothing is shared with the decoded slice, so it is freed whole.
+	if unsafe.StringData(slim.Name) == unsafe.StringData(full.Name) || unsafe.StringData(slim.service) == unsafe.StringData(full.Labels[discoveryv1.LabelServiceName]) {
+		t.Error("the cached slice shares the decoded slice's strings")
+	}
+	for i := range slim.endpoints {
+		a, _ := slim.endpoints[i].address()
+		p, _ := slim.endpoints[i].pod()
+		if unsafe.StringData(a) == unsafe.StringData(full.Endpoints[i].Addresses[0]) || unsafe.StringData(p.name) == unsafe.StringData(full.Endpoints[i].TargetRef.Name) {
+			t.Errorf("endpoint %d shares the decoded slice's strings", i)
+		}
+	}
+	// The point of the type: one 40-byte struct per endpoint.
+	if n := unsafe.Sizeof(sliceEndpoint{}); n > 40 {
+		t.Errorf("a cached endpoint is %d bytes", n)
 	}
 	// A transform may see its own output again (relist): same result.
-	again, _ := slimSliceTransform(slim)
-	if !reflect.DeepEqual(again, slim) {
+	if again, _ := compactSliceTransform(slim); again != any(slim) {
 		t.Errorf("not idempotent:\n%+v\n%+v", again, slim)
+	}
+	if again := compactSlice(expandSlice(slim)); !reflect.DeepEqual(again, slim) {
+		t.Errorf("a round trip through an EndpointSlice changes it:\n%+v\n%+v", again, slim)
 	}
 	// Tombstones pass through.
 	tomb := cache.DeletedFinalStateUnknown{Key: "default/web-abc", Obj: full}
-	if got, _ := slimSliceTransform(tomb); !reflect.DeepEqual(got, tomb) {
+	if got, _ := compactSliceTransform(tomb); !reflect.DeepEqual(got, tomb) {
 		t.Errorf("tombstone changed: %+v", got)
+	}
+	// An endpoint without targetRef, nodeName or conditions, and one whose
+	// targetRef names no pod.
+	bare := &discoveryv1.EndpointSlice{Endpoints: []discoveryv1.Endpoint{
+		{Addresses: []string{"10.0.0.9"}},
+		{Addresses: []string{"10.0.0.8"}, TargetRef: &corev1.ObjectReference{Kind: "Node", Name: "n1"}, Conditions: discoveryv1.EndpointConditions{Terminating: ptr.To(true)}},
+		{},
+	}}
+	c := compactSlice(bare)
+	for i, e := range c.endpoints {
+		_, hasNode := e.nodeName()
+		_, isPod := e.pod()
+		a, hasAddr := e.address()
+		if !e.ready() || hasNode || isPod || e.terminating() != (i == 1) || hasAddr != (i < 2) || (i < 2 && a != bare.Endpoints[i].Addresses[0]) {
+			t.Errorf("bare endpoint %d: %+v", i, e)
+		}
 	}
 }
 
-// TestSlimSliceKeepsWhatTheControllerReads: everything the controller
-// derives from EndpointSlices comes out the same from slim ones.
+// TestSlimSliceKeepsWhatTheControllerReads: the backends derived from the
+// cached slices are what the slices as written make them: the same as
+// from the cache's expansion back to an EndpointSlice, and as expected.
 func TestSlimSliceKeepsWhatTheControllerReads(t *testing.T) {
 	nodes := []*corev1.Node{node("n1", "i-1"), node("n2", "i-2"), node("n3", "i-3")}
 	full := []*discoveryv1.EndpointSlice{fullSlice()}
-	slim := []*discoveryv1.EndpointSlice{slimSlice(full[0])}
+	slim := []*discoveryv1.EndpointSlice{expandSlice(compactSlice(full[0]))}
 	for _, tc := range []struct {
 		name    string
 		local   bool
 		backend annotations.BackendType
+		want    []string // node:port:weight or ip:port:pod
 	}{
-		{"ecs, Cluster", false, annotations.BackendECS},
-		{"ecs, Local (weights by endpoints)", true, annotations.BackendECS},
-		{"eni (pod IPs on the target port)", false, annotations.BackendENI},
+		{"ecs, Cluster", false, annotations.BackendECS, []string{"n1:30080:100", "n2:30080:100", "n3:30080:100"}},
+		{"ecs, Local (weights by endpoints)", true, annotations.BackendECS, []string{"n1:30080:2", "n2:30080:1"}},
+		{"eni (pod IPs on the target port)", false, annotations.BackendENI, []string{"10.0.0.1:8080:default/pod-10.0.0.1", "10.0.0.2:8080:default/pod-10.0.0.2", "10.0.0.3:8080:default/pod-10.0.0.3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
@@ -122,9 +195,21 @@ func TestSlimSliceKeepsWhatTheControllerReads(t *testing.T) {
 			if len(want[80]) == 0 {
 				t.Fatal("no backends: the case tests nothing")
 			}
+			var short []string
+			for _, tg := range want[80] {
+				if tg.IP != "" {
+					short = append(short, fmt.Sprintf("%s:%d:%s/%s", tg.IP, tg.Port, tg.Pod.Namespace, tg.Pod.Name))
+				} else {
+					short = append(short, fmt.Sprintf("%s:%d:%d", tg.NodeName, tg.Port, tg.Weight))
+				}
+			}
+			if !reflect.DeepEqual(short, tc.want) {
+				t.Errorf("targets %v, want %v", short, tc.want)
+			}
 		})
 	}
-	if a, b := localCounts(full), localCounts(slim); !reflect.DeepEqual(a, b) {
+	a, b := localCounts(compactSlices(full)), localCounts(compactSlices(slim))
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, map[string]int{"n1": 2, "n2": 1}) {
 		t.Errorf("localCounts: slim %v, full %v", b, a)
 	}
 }

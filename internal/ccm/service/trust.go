@@ -9,7 +9,6 @@ import (
 	"github.com/aliyun/alibaba-cloud-sdk-go/sdk/requests"
 	"github.com/aliyun/alibaba-cloud-sdk-go/services/ecs"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/cloud"
@@ -387,18 +386,20 @@ func orNothing(instance string) string {
 // names a pod in another namespace: a readiness gate must never be read or
 // set there, and the user is told why the endpoint stays out. (Ready ones
 // reach ResolveENIs as targets and are refused there.)
-func foreignPods(svc *corev1.Service, s *annotations.Settings, sls []*discoveryv1.EndpointSlice) []string {
+func foreignPods(svc *corev1.Service, s *annotations.Settings, sls []*cachedSlice) []string {
 	if s == nil || s.Backend.Type != annotations.BackendENI {
 		return nil
 	}
 	var out []string
 	for _, sl := range sls {
-		for _, e := range sl.Endpoints {
-			r := e.TargetRef
-			if endpointReady(e) || r == nil || r.Kind != "Pod" || r.Namespace == "" || r.Namespace == svc.Namespace || len(e.Addresses) == 0 {
+		for i := range sl.endpoints {
+			e := &sl.endpoints[i]
+			r, isPod := e.pod()
+			addr, ok := e.address()
+			if e.ready() || !isPod || r.namespace == "" || r.namespace == svc.Namespace || !ok {
 				continue
 			}
-			out = append(out, fmt.Sprintf("%s names pod %s/%s in another namespace", e.Addresses[0], r.Namespace, r.Name))
+			out = append(out, fmt.Sprintf("%s names pod %s/%s in another namespace", addr, r.namespace, r.name))
 		}
 	}
 	slices.Sort(out)

@@ -2,7 +2,6 @@ package service
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/annotations"
 )
@@ -55,7 +54,7 @@ func backendRole(n *corev1.Node, s *annotations.Settings) string {
 // virtualSlices keeps, of slices, only the endpoints on the virtual Nodes
 // whose pods may be backends of a Service with settings s (shallow copies;
 // nil when there are none).
-func virtualSlices(s *annotations.Settings, nodeList []*corev1.Node, slices []*discoveryv1.EndpointSlice) []*discoveryv1.EndpointSlice {
+func virtualSlices(s *annotations.Settings, nodeList []*corev1.Node, slices []*cachedSlice) []*cachedSlice {
 	eligible := map[string]bool{}
 	for _, n := range nodeList {
 		if backendRole(n, s) == roleVirtual {
@@ -65,17 +64,17 @@ func virtualSlices(s *annotations.Settings, nodeList []*corev1.Node, slices []*d
 	if len(eligible) == 0 {
 		return nil
 	}
-	var out []*discoveryv1.EndpointSlice
+	var out []*cachedSlice
 	for _, sl := range slices {
-		var eps []discoveryv1.Endpoint
-		for _, e := range sl.Endpoints {
-			if e.NodeName != nil && eligible[*e.NodeName] {
+		var eps []sliceEndpoint
+		for _, e := range sl.endpoints {
+			if node, ok := e.nodeName(); ok && eligible[node] {
 				eps = append(eps, e)
 			}
 		}
 		if len(eps) > 0 {
 			cp := *sl
-			cp.Endpoints = eps
+			cp.endpoints = eps
 			out = append(out, &cp)
 		}
 	}
@@ -85,7 +84,7 @@ func virtualSlices(s *annotations.Settings, nodeList []*corev1.Node, slices []*d
 // virtualTargets returns, per Service port, the pods on eligible virtual
 // Nodes as eni targets (weights left for the caller), and how many
 // distinct pods they are.
-func virtualTargets(svc *corev1.Service, s *annotations.Settings, nodeList []*corev1.Node, slices []*discoveryv1.EndpointSlice) (map[int32][]Target, int) {
+func virtualTargets(svc *corev1.Service, s *annotations.Settings, nodeList []*corev1.Node, slices []*cachedSlice) (map[int32][]Target, int) {
 	vs := virtualSlices(s, nodeList, slices)
 	if len(vs) == 0 {
 		return nil, 0
@@ -104,16 +103,17 @@ func virtualTargets(svc *corev1.Service, s *annotations.Settings, nodeList []*co
 // onVirtualNode reports whether any endpoint of the slices runs on a
 // virtual Node: an ecs Service with Cluster traffic policy depends on
 // those endpoints (and on no other).
-func (c *Controller) onVirtualNode(slices ...*discoveryv1.EndpointSlice) bool {
+func (c *Controller) onVirtualNode(slices ...*cachedSlice) bool {
 	for _, sl := range slices {
 		if sl == nil {
 			continue
 		}
-		for _, e := range sl.Endpoints {
-			if e.NodeName == nil {
+		for i := range sl.endpoints {
+			name, ok := sl.endpoints[i].nodeName()
+			if !ok {
 				continue
 			}
-			if n, err := c.nodes.Get(*e.NodeName); err == nil && IsVirtual(n) {
+			if n, err := c.nodes.Get(name); err == nil && IsVirtual(n) {
 				return true
 			}
 		}
