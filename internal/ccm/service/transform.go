@@ -8,8 +8,8 @@ import (
 )
 
 // What the informer caches keep. At thousands of Services and tens of
-// thousands of endpoints the caches are most of the CCM's heap (issue 11,
-// W4), so each keeps only what the CCM reads:
+// thousands of endpoints the caches are most of the CCM's heap (the
+// scale benchmark's W4), so each keeps only what the CCM reads:
 //
 //   - Services lose only managedFields: they are written back by patches
 //     built from what changed, so nothing else may be missing from them.
