@@ -1,6 +1,8 @@
 package service
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/naming"
@@ -49,4 +51,16 @@ func (id Identity) Owns(tags map[string]string) bool {
 // the Service in this cluster.
 func (id Identity) IsSelf(ref naming.Ref) bool {
 	return ref.Name == id.Ref.Name && ref.Namespace == id.Ref.Namespace && ref.ClusterID == id.ClusterID
+}
+
+// CreationTags are the tags a load balancer is created with: the
+// identity's, the additional ones the annotation asks for, and the record
+// of which of those the CCM manages, so that a tag later dropped from the
+// annotation is removed from the load balancer.
+func (id Identity) CreationTags(additional []naming.Tag) []naming.Tag {
+	tags := append(slices.Clone(id.Tags), additional...)
+	if rec, ok := naming.ManagedRecord(additional); ok {
+		tags = append(tags, rec)
+	}
+	return tags
 }

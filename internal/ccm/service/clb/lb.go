@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -253,10 +252,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		r.ModificationProtectionReason = modificationReason
 	}
 	r.DeleteProtection = onOff(deleteProtection)
-	tags := append(slices.Clone(req.Identity.Tags), lbs.AdditionalTags...)
-	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
-		tags = append(tags, rec)
-	}
+	tags := req.Identity.CreationTags(lbs.AdditionalTags)
 	ts := make([]slb.CreateLoadBalancerTag, 0, len(tags))
 	for _, t := range tags {
 		ts = append(ts, slb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})

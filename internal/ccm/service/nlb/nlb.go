@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -461,10 +460,7 @@ func (p *Provider) create(ctx context.Context, req *service.Request) (*service.R
 		ids := append([]string(nil), lbs.SecurityGroupIDs...)
 		r.SecurityGroupIds = &ids
 	}
-	tags := append(slices.Clone(req.Identity.Tags), lbs.AdditionalTags...)
-	if rec, ok := naming.ManagedRecord(lbs.AdditionalTags); ok {
-		tags = append(tags, rec)
-	}
+	tags := req.Identity.CreationTags(lbs.AdditionalTags)
 	ts := make([]nlb.CreateLoadBalancerTag, 0, len(tags))
 	for _, t := range tags {
 		ts = append(ts, nlb.CreateLoadBalancerTag{Key: t.Key, Value: t.Value})
