@@ -16,6 +16,7 @@ import (
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 
+	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/nodes"
 	"github.com/alicloud-ccm/alicloud-ccm/internal/ccm/provider"
 )
 
@@ -85,6 +86,9 @@ var routeControllerSpec = ownController{
 		}
 		return true
 	},
+	// Its events are one per Node and route (Created, Adopted): sized
+	// as the Node lookups' are.
+	eventCache: func(*built, *ccmconfig.CompletedConfig) int { return nodes.NodeEventCacheSize },
 	build: func(b *built, cfg *ccmconfig.CompletedConfig, client kubernetes.Interface, recorder record.EventRecorder) (func(context.Context), error) {
 		shared := cfg.ComponentConfig.KubeCloudShared
 		rc, err := newRouteController(b.cloud, client, cfg.SharedInformers, recorder, shared.ClusterCIDR, shared.RouteReconciliationPeriod.Duration)

@@ -237,6 +237,13 @@ func (x *Index) bounds(ctx context.Context, reused bool) (hitSince, missSince ti
 	return hitSince, missSince
 }
 
+// horizon is the age past which a listing answers no lookup: bounds only
+// ever moves hitSince and missSince later than MaxAge and
+// MinRefreshInterval before now.
+func (x *Index) horizon() time.Duration {
+	return max(x.MaxAge, x.MinRefreshInterval)
+}
+
 func latest(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b

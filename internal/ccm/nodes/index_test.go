@@ -374,3 +374,30 @@ type listerFunc func(ctx context.Context, vpc string) ([]Instance, error)
 func (f listerFunc) ListVPCInstances(ctx context.Context, vpc string) ([]Instance, error) {
 	return f(ctx, vpc)
 }
+
+func TestListingIsDroppedOnceNoLookupCanUseIt(t *testing.T) {
+	f := &fakeLister{list: []Instance{{ID: "i-a"}}}
+	x := NewIndex(f, "vpc-1")
+	x.MaxAge, x.MinRefreshInterval, x.ListingGap = 50*time.Millisecond, 20*time.Millisecond, 0
+	if in, err := x.ByID(context.Background(), "i-a"); err != nil || in == nil {
+		t.Fatalf("lookup: %v %v", in, err)
+	}
+	held := func() bool {
+		x.instances.mu.Lock()
+		defer x.instances.mu.Unlock()
+		return x.instances.value.byID != nil
+	}
+	if !held() {
+		t.Fatal("the listing is not held right after it ended")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for held() {
+		if time.Now().After(deadline) {
+			t.Fatal("the listing is still held 5 s after its 50 ms horizon")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if in, err := x.ByID(context.Background(), "i-a"); err != nil || in == nil || f.calls.Load() != 2 {
+		t.Fatalf("lookup after the drop: %v %v, %d listings (want 2)", in, err, f.calls.Load())
+	}
+}
