@@ -23,6 +23,9 @@ var runtimeGauges = []string{
 	"go_memstats_stack_inuse_bytes",   // goroutine stacks
 	"go_memstats_other_sys_bytes",     // runtime bookkeeping beside the heap
 	"go_goroutines",
+	// GC CPU since start (a counter: its largest sample is its last),
+	// what a lower GOGC costs.
+	"go_cpu_classes_gc_total_cpu_seconds_total",
 }
 
 // runtimeMem samples the CCM's Go runtime gauges through W4 and keeps, for
@@ -141,4 +144,7 @@ func w4RuntimeMetrics(res *Result, max, atPeak map[string]float64) {
 	res.metric("Go live heap, largest seen", mb(max["go_gc_heap_live_bytes"]), "MB")
 	res.metric("Go GC goal, largest seen", mb(max["go_gc_heap_goal_bytes"]), "MB")
 	res.metric("goroutines, most seen", max["go_goroutines"], "")
+	if v, ok := max["go_cpu_classes_gc_total_cpu_seconds_total"]; ok {
+		res.metric("Go GC CPU time (the runtime's estimate, idle mark workers included)", v, "s")
+	}
 }
