@@ -58,6 +58,9 @@ type envSpec struct {
 	// ccmArgs are extra CCM flags, ccmEnv extra CCM environment.
 	ccmArgs []string
 	ccmEnv  []string
+	// auditWrites audits the writes to Nodes and Events
+	// (localcluster.Options.AuditWrites).
+	auditWrites bool
 }
 
 // env is one running benchmark environment: a local control plane with
@@ -131,6 +134,7 @@ func startEnv(ctx context.Context, dir string, spec envSpec, logf func(string, .
 		// Long enough that a busy 2-core machine never marks kwok Nodes
 		// NotReady, which would move backends and spoil the counts.
 		NodeMonitorGracePeriod: 2 * time.Minute,
+		AuditWrites:            spec.auditWrites,
 	})
 	if err != nil {
 		return nil, err

@@ -509,7 +509,9 @@ func (e *env) oneByOne(ctx context.Context, from, to int, interval time.Duration
 // every route is Available, and the route calls.
 func (r *runner) runRoutes(ctx context.Context, dir string) error {
 	o := r.o
-	e, err := startEnv(ctx, dir, r.spec(o.RouteNodes, true), r.logf)
+	spec := r.spec(o.RouteNodes, true)
+	spec.auditWrites = true
+	e, err := startEnv(ctx, dir, spec, r.logf)
 	if err != nil {
 		return err
 	}
@@ -529,6 +531,13 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 		return err
 	}
 	registered := time.Since(t0)
+	initialized, err := e.waitNodesInitialized(ctx, o.RouteNodes, o.Timeout)
+	if err != nil {
+		res.Error = err.Error()
+		return err
+	}
+	initialized += registered
+	r.logf("routes: %d Nodes initialized after %.1fs", o.RouteNodes, initialized.Seconds())
 	lastLog := time.Now()
 	err = poll(ctx, o.Timeout, 500*time.Millisecond, func(context.Context) (bool, string, error) {
 		st, err := e.state()
@@ -556,6 +565,7 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 	}
 	res.metric("register all Nodes (client)", registered.Seconds(), "s")
 	res.metric("time until every route is Available", took.Seconds(), "s")
+	nodeInitWrites(res, e, t0, initialized, o.RouteNodes)
 	var creates, single int
 	for _, c := range calls {
 		switch c.Action {
@@ -572,6 +582,32 @@ func (r *runner) runRoutes(ctx context.Context, dir string) error {
 		res.metric("vpc quota lower bound ("+b.Action+")", b.BoundSeconds, "s")
 	}
 	return nil
+}
+
+// nodeInitWrites reports what initializing n Nodes took and cost the
+// CCM's Kubernetes clients, from the API server's audit of the writes to
+// Nodes and Events made until initialized after t0 (and 10 s more, for
+// the events sent behind), and the time those writes need at the
+// default --kube-api-qps of each client that made them.
+func nodeInitWrites(res *Result, e *env, t0 time.Time, initialized time.Duration, n int) {
+	res.metric("every Node initialized (providerID set, taint removed)", initialized.Seconds(), "s")
+	writes, err := e.cluster.AuditedWrites(t0, t0.Add(initialized+10*time.Second))
+	if err != nil {
+		res.note("Node initialization writes not counted: %v", err)
+		return
+	}
+	byClient := map[string]int{}
+	for _, w := range writes {
+		if w.Program != "cloud-controller-manager" {
+			continue
+		}
+		res.metric(fmt.Sprintf("writes per Node: %s %s %s", w.Client, w.Verb, w.Resource), float64(w.Count)/float64(n), "")
+		byClient[w.Client] += w.Count
+	}
+	for c, k := range byClient {
+		res.metric(fmt.Sprintf("%s: all its writes at %g/s after a burst of %d (one limiter; the CCM gives some recorders a client of their own)", c, kubeAPIQPS, kubeAPIBurst),
+			max(float64(k-kubeAPIBurst), 0)/kubeAPIQPS, "s")
+	}
 }
 
 // runW4 is W4: CCM peak RSS and CPU with W4Services Services on W4Nodes

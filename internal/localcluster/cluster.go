@@ -56,6 +56,9 @@ type Options struct {
 	// NodeMonitorGracePeriod is how long a Node may miss heartbeats before
 	// kube-controller-manager marks it NotReady.
 	NodeMonitorGracePeriod time.Duration
+	// AuditWrites makes kube-apiserver audit the writes to Nodes and
+	// Events (Cluster.AuditedWrites counts them by client).
+	AuditWrites bool
 	// Logf receives progress messages; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -80,6 +83,8 @@ type Cluster struct {
 	// apiArgs start kube-apiserver again on the same port and data
 	// (RestartAPIServer).
 	apiArgs  []string
+	// auditLog is the API server's audit log ("": not audited).
+	auditLog string
 	procs    []*Process
 	tempDir  bool
 	keepLogs bool
@@ -256,6 +261,13 @@ func (c *Cluster) startEtcdAndAPIServer(ctx context.Context) error {
 	}
 	if c.Options.ServiceNodePortRange != "" {
 		apiArgs = append(apiArgs, "--service-node-port-range="+c.Options.ServiceNodePortRange)
+	}
+	if c.Options.AuditWrites {
+		args, log, err := auditArgs(c.Dir)
+		if err != nil {
+			return err
+		}
+		apiArgs, c.auditLog = append(apiArgs, args...), log
 	}
 	c.apiArgs = apiArgs
 	api, err := c.startTracked("kube-apiserver", apiArgs)
