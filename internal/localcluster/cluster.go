@@ -82,7 +82,7 @@ type Cluster struct {
 	stopMirror context.CancelFunc
 	// apiArgs start kube-apiserver again on the same port and data
 	// (RestartAPIServer).
-	apiArgs  []string
+	apiArgs []string
 	// auditLog is the API server's audit log ("": not audited).
 	auditLog string
 	procs    []*Process
