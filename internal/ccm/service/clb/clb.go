@@ -60,8 +60,9 @@ type Options struct {
 
 // Provider implements service.Provider for Classic Load Balancers.
 type Provider struct {
-	// Finder reads load balancers for the ownership rules.
-	service.Finder
+	// TaggedFinder reads load balancers for the ownership rules and lists
+	// them by tag (one DescribeLoadBalancers page per 100).
+	service.TaggedFinder
 	opts Options
 	api  api
 	// owedACLs are the Services whose detached source-range list still
@@ -83,7 +84,7 @@ func New(opts Options) (*Provider, error) {
 		opts.BatchSize = DefaultBatchSize
 	}
 	a := api{c: opts.Cloud}
-	return &Provider{Finder: service.Lookups(a.lbByID, a.lbByTag, facts), opts: opts, api: a}, nil
+	return &Provider{TaggedFinder: service.Lookups(a.lbByID, a.lbByTag, facts), opts: opts, api: a}, nil
 }
 
 // Descriptor implements service.Provider. A reused CLB must be in the
@@ -217,26 +218,6 @@ func (p *Provider) SyncBackends(ctx context.Context, req *service.Request) (*ser
 		return nil, err
 	}
 	return &service.Result{LoadBalancerID: lbID, Ingress: in, Warnings: warnings}, nil
-}
-
-// FindAllTagged implements service.AllTagged: every load balancer tagged
-// for a Service, in the one call FindTagged makes.
-func (p *Provider) FindAllTagged(ctx context.Context, defaultName string) ([]*service.LoadBalancer, error) {
-	return p.ListTagged(ctx, naming.TagKeyDefaultName, defaultName)
-}
-
-// ListTagged implements service.Lister: one DescribeLoadBalancers page per
-// 100 load balancers.
-func (p *Provider) ListTagged(ctx context.Context, key, value string) ([]*service.LoadBalancer, error) {
-	lbs, err := p.api.lbsByTag(ctx, key, value)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*service.LoadBalancer, 0, len(lbs))
-	for i := range lbs {
-		out = append(out, facts(&lbs[i]))
-	}
-	return out, nil
 }
 
 // api holds the SLB calls the provider makes, each file's beside the code

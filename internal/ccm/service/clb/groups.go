@@ -365,39 +365,19 @@ func boundGroups(m *Model) map[string]bool {
 	return out
 }
 
-// releaseMembers removes the Service's members (those whose description
-// names it) from the load balancer's user-made groups it is no longer
-// bound to (all but keep). Only groups whose name follows no Service's
-// naming are read, one call each: a group the CCM made for another Service
-// is never bindable, so the Service cannot have members there.
+// releaseMembers removes the Service's members from the load balancer's
+// user-made vServer groups it is no longer bound to (all but keep; see
+// service.ReleaseMembers), each removal right after its group's read.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, groups []CurrentGroup, keep map[string]bool) error {
-	ref := req.Identity.Ref
-	for _, g := range groups {
-		if _, named := naming.ParseCLB(g.Name); named || keep[g.ID] {
-			continue
-		}
-		cur, err := p.api.members(ctx, g.ID)
-		if cloud.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read backends of vServer group %s: %w", g.ID, err)
-		}
-		var mine []Backend
-		for _, b := range cur {
-			if _, ok := ref.OwnsCLB(b.Description); ok {
-				mine = append(mine, b)
-			}
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		klog.FromContext(ctx).Info("Removing the Service's backends from a vServer group it is no longer bound to", "group", g.ID, "backends", len(mine))
-		if err := p.api.applyMembers(ctx, g.ID, BackendPlan{Remove: mine}, p.opts.BatchSize); err != nil && !cloud.IsNotFound(err) {
-			return fmt.Errorf("remove backends from vServer group %s: %w", g.ID, err)
-		}
-	}
-	return nil
+	return service.ReleaseMembers(ctx, req.Identity, groups, keep, service.MemberRelease[CurrentGroup, Backend]{
+		Kind: "vServer group", Noun: "backends", Parse: naming.ParseCLB,
+		Group:   func(g CurrentGroup) (string, string) { return g.ID, g.Name },
+		Members: p.api.members,
+		Remove: func(ctx context.Context, id string, mine []Backend) error {
+			klog.FromContext(ctx).Info("Removing the Service's backends from a vServer group it is no longer bound to", "group", id, "backends", len(mine))
+			return p.api.applyMembers(ctx, id, BackendPlan{Remove: mine}, p.opts.BatchSize)
+		},
+	})
 }
 
 // tagMap turns the SLB API's tag list into a map.

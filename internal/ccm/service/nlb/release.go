@@ -106,11 +106,11 @@ func boundIDs(m *Model) map[string]bool {
 
 // releaseMembers removes the Service's servers (those whose description
 // names it) from the user-made groups the listeners of load balancer lbID
-// forward to, but those in keep: the groups it is no longer bound to. A
-// group named for a Service is skipped (the CCM's groups of another
-// Service are never bindable); the others cost one read each.
+// forward to, but those in keep: the groups it is no longer bound to (see
+// service.ReleaseMembers). The groups in keep are not even listed; the
+// removals are queued while the groups are read, then run together, one
+// job wait per round.
 func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbID string, keep map[string]bool) error {
-	ref := req.Identity.Ref
 	listeners, err := p.api.listeners(ctx, lbID)
 	if err != nil {
 		return fmt.Errorf("list listeners of %s: %w", lbID, err)
@@ -130,30 +130,20 @@ func (p *Provider) releaseMembers(ctx context.Context, req *service.Request, lbI
 		return fmt.Errorf("list server groups %s: %w", strings.Join(ids, ", "), err)
 	}
 	var queues [][]op
-	for _, g := range groups {
-		if _, named := naming.ParseNLB(g.Name); named {
-			continue
-		}
-		cur, err := p.api.servers(ctx, g.ID)
-		if cloud.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read servers of server group %s: %w", g.ID, err)
-		}
-		var mine []Server
-		for _, srv := range cur {
-			if _, ok := ref.OwnsNLB(srv.Description); ok {
-				mine = append(mine, srv)
+	err = service.ReleaseMembers(ctx, req.Identity, groups, keep, service.MemberRelease[CurrentGroup, Server]{
+		Kind: "server group", Noun: "servers", Parse: naming.ParseNLB,
+		Group:   func(g CurrentGroup) (string, string) { return g.ID, g.Name },
+		Members: p.api.servers,
+		Remove: func(ctx context.Context, id string, mine []Server) error {
+			klog.FromContext(ctx).Info("Removing the Service's servers from a server group it is no longer bound to", "serverGroup", id, "servers", len(mine))
+			if ops := p.memberOps(id, ServerPlan{Remove: mine}); len(ops) > 0 {
+				queues = append(queues, ops)
 			}
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		klog.FromContext(ctx).Info("Removing the Service's servers from a server group it is no longer bound to", "serverGroup", g.ID, "servers", len(mine))
-		if ops := p.memberOps(g.ID, ServerPlan{Remove: mine}); len(ops) > 0 {
-			queues = append(queues, ops)
-		}
+			return nil
+		},
+	})
+	if err != nil {
+		return err
 	}
 	return p.runQueues(ctx, "server removal", queues)
 }
