@@ -130,8 +130,12 @@ func hasController(list, name string) bool {
 // them. At 50, W4 at 5,000 Services measured 147.5 MB peak RSS against
 // 188.8 MB, at the same CPU per second (0.21 cores against 0.205): a
 // controller that waits on the API server and the cloud has the CPU to
-// collect more often.
-const DefaultGCPercent = 50
+// collect more often. At 10,000 Services the heap's resident part is the
+// GC goal within 1 MB (W4: 109.5 MB in use and free against a 110.4 MB
+// goal), so each 10 points off GOGC is a tenth of the live heap (~7 MB)
+// off the peak; at 50 the GC took 16% of the CCM's Go CPU there
+// (docs/performance.md, "W4 at 10,000").
+const DefaultGCPercent = 40
 
 // setGCPercent sets DefaultGCPercent unless GOGC is set (GOGC, even "off",
 // always wins) and returns the percentage set (0: none).
