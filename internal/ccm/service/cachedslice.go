@@ -18,16 +18,18 @@ import (
 // cache held 100,000 endpoints at ~380 bytes each as slim
 // discoveryv1.EndpointSlices (an Endpoint struct of nine fields, a
 // separate allocation per address, pointer and pod reference, and a label
-// map per slice). An endpoint here is one 32-byte struct and its share of
+// map per slice). An endpoint here is one 24-byte struct and its share of
 // one string per slice holding every endpoint's address, pod name and pod
 // UID (a UID the API server generated as 16 bytes instead of 36
-// characters), and the slice's metadata is the five fields the informer
+// characters; the pod's namespace only when it is not the slice's), and the slice's metadata is the five fields the informer
 // reads (sliceMeta, 72 bytes instead of a 248-byte metav1.ObjectMeta).
 // BenchmarkSliceCacheBytes (5,000 W4-shaped slices of 10 endpoints)
-// measures 104 bytes per endpoint with the per-slice share, against 154
+// measures 96 bytes per endpoint with the per-slice share, against 154
 // when each endpoint was a 40-byte struct with a string of its own (~66
-// bytes, in an 80-byte size class) and each slice a full ObjectMeta (123
-// with the text shared and the ObjectMeta still whole). It shares no
+// bytes, in an 80-byte size class) and each slice a full ObjectMeta: the
+// shared text and binary UIDs took it to 123, the trimmed metadata to
+// 104, the pod namespace taken from the slice (24-byte endpoints instead
+// of 32) to 96. It shares no
 // memory with the decoded slice it was made from, so that one is freed
 // whole.
 //
@@ -42,8 +44,9 @@ type cachedSlice struct {
 	addressType discoveryv1.AddressType
 	ports       []slicePort
 	endpoints   []sliceEndpoint
-	// text is every endpoint's address, pod name and pod UID, in one
-	// allocation; sliceEndpoint.off and its lengths split it.
+	// text is every endpoint's address, pod name, pod UID and (when not
+	// the slice's) pod namespace, in one allocation; sliceEndpoint.off and
+	// its lengths split it.
 	text string
 }
 
@@ -64,14 +67,13 @@ type slicePort struct {
 type sliceEndpoint struct {
 	// node is the Node name, interned: every endpoint on a Node shares it.
 	node unique.Handle[string]
-	// podNS is the targetRef's namespace ("" as written), interned.
-	podNS unique.Handle[string]
 	// off is where the endpoint's text starts in the slice's text: the
-	// address, the pod's name and the pod's UID (16 bytes when epUUID),
-	// addrLen, nameLen and uidLen bytes long.
-	off                      uint32
-	addrLen, nameLen, uidLen uint16
-	flags                    endpointFlags
+	// address, the pod's name, the pod's UID (16 bytes when epUUID) and
+	// the targetRef's namespace (empty when epPodNSSlice: the slice's),
+	// addrLen, nameLen, uidLen and nsLen bytes long.
+	off                             uint32
+	addrLen, nameLen, uidLen, nsLen uint16
+	flags                           endpointFlags
 }
 
 type endpointFlags uint8
@@ -83,13 +85,15 @@ const (
 	epNotReady                              // conditions.ready is false (unset counts as ready)
 	epTerminating                           // conditions.terminating is true
 	epUUID                                  // the pod's UID is a canonical UUID, kept as its 16 bytes
+	epPodNSSlice                            // the targetRef's namespace is the slice's (and not empty)
 )
 
-// maxField is the longest address, pod name or pod UID kept. Neither a
-// valid IP nor an FQDN nor a pod name nor a UID the API server generates
-// comes near it; an endpoint whose address is longer is kept without one
-// (no reader uses an endpoint without an address), a pod reference whose
-// name or UID is longer is dropped (it cannot name a pod).
+// maxField is the longest address, pod name, pod UID or pod namespace
+// kept. Neither a valid IP nor an FQDN nor an object name nor a UID the
+// API server generates comes near it; an endpoint whose address is longer
+// is kept without one (no reader uses an endpoint without an address), a
+// pod reference whose name, UID or namespace is longer is dropped (it
+// cannot name a pod).
 const maxField = 1<<16 - 1
 
 // slicePod is the pod an endpoint's targetRef names.
@@ -127,17 +131,23 @@ func (s *cachedSlice) pod(e *sliceEndpoint) (slicePod, bool) {
 	}
 	n := e.off + uint32(e.addrLen)
 	u := n + uint32(e.nameLen)
-	uid := s.text[u : u+uint32(e.uidLen)]
+	ns := u + uint32(e.uidLen)
+	uid := s.text[u:ns]
 	if e.flags&epUUID != 0 {
 		uid = formatUUID(uid)
 	}
-	return slicePod{namespace: e.podNS.Value(), name: s.text[n:u], uid: types.UID(uid)}, true
+	p := slicePod{namespace: s.text[ns : ns+uint32(e.nsLen)], name: s.text[n:u], uid: types.UID(uid)}
+	if e.flags&epPodNSSlice != 0 {
+		p.namespace = s.Namespace
+	}
+	return p, true
 }
 
-// text is endpoint e's part of the slice's text, as stored: two endpoints
-// with the same flags and the same text read the same.
+// textOf is endpoint e's part of the slice's text, as stored: two
+// endpoints with the same flags, lengths and text read the same (with
+// epPodNSSlice, if their slices' namespaces are the same).
 func (s *cachedSlice) textOf(e *sliceEndpoint) string {
-	return s.text[e.off : e.off+uint32(e.addrLen)+uint32(e.nameLen)+uint32(e.uidLen)]
+	return s.text[e.off : e.off+uint32(e.addrLen)+uint32(e.nameLen)+uint32(e.uidLen)+uint32(e.nsLen)]
 }
 
 // uuidLen is the length of a UUID's canonical text form
@@ -222,8 +232,9 @@ func (s *cachedSlice) sameBackendsAs(o *cachedSlice) bool {
 	}
 	for i := range s.endpoints {
 		a, b := &s.endpoints[i], &o.endpoints[i]
-		if a.flags != b.flags || a.node != b.node || a.podNS != b.podNS ||
-			a.addrLen != b.addrLen || a.nameLen != b.nameLen || a.uidLen != b.uidLen ||
+		if a.flags != b.flags || a.node != b.node ||
+			a.addrLen != b.addrLen || a.nameLen != b.nameLen || a.uidLen != b.uidLen || a.nsLen != b.nsLen ||
+			a.flags&epPodNSSlice != 0 && s.Namespace != o.Namespace ||
 			s.textOf(a) != o.textOf(b) {
 			return false
 		}
@@ -286,13 +297,16 @@ func compactEndpoints(out *cachedSlice, eps []discoveryv1.Endpoint) {
 			o.addrLen = uint16(len(e.Addresses[0]))
 			o.flags |= epAddress
 		}
-		if r := e.TargetRef; r != nil && r.Kind == "Pod" && len(r.Name) <= maxField && len(r.UID) <= maxField {
-			o.podNS = unique.Make(r.Namespace)
+		if r := e.TargetRef; r != nil && r.Kind == "Pod" && len(r.Name) <= maxField && len(r.UID) <= maxField && len(r.Namespace) <= maxField {
 			o.flags |= epPod
-			o.nameLen, o.uidLen = uint16(len(r.Name)), uint16(len(r.UID))
+			o.nameLen, o.uidLen, o.nsLen = uint16(len(r.Name)), uint16(len(r.UID)), uint16(len(r.Namespace))
 			if _, ok := parseUUID(string(r.UID)); ok {
 				o.uidLen = 16
 				o.flags |= epUUID
+			}
+			if r.Namespace != "" && r.Namespace == out.Namespace {
+				o.nsLen = 0
+				o.flags |= epPodNSSlice
 			}
 		}
 		if e.NodeName != nil {
@@ -306,7 +320,7 @@ func compactEndpoints(out *cachedSlice, eps []discoveryv1.Endpoint) {
 			o.flags |= epTerminating
 		}
 		o.off = uint32(n)
-		n += int(o.addrLen) + int(o.nameLen) + int(o.uidLen)
+		n += int(o.addrLen) + int(o.nameLen) + int(o.uidLen) + int(o.nsLen)
 	}
 	if n == 0 {
 		return
@@ -327,6 +341,9 @@ func compactEndpoints(out *cachedSlice, eps []discoveryv1.Endpoint) {
 			b.Write(u[:])
 		} else {
 			b.WriteString(string(e.TargetRef.UID))
+		}
+		if o.nsLen > 0 {
+			b.WriteString(e.TargetRef.Namespace)
 		}
 	}
 	out.text = b.String()

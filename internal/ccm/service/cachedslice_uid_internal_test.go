@@ -10,11 +10,48 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestSliceEndpointSize: the point of the layout is one 32-byte struct per
+// TestSliceEndpointSize: the point of the layout is one 24-byte struct per
 // endpoint, its strings in its slice's one text allocation.
 func TestSliceEndpointSize(t *testing.T) {
-	if n := unsafe.Sizeof(sliceEndpoint{}); n > 32 {
-		t.Errorf("a cached endpoint is %d bytes, want at most 32", n)
+	if n := unsafe.Sizeof(sliceEndpoint{}); n > 24 {
+		t.Errorf("a cached endpoint is %d bytes, want at most 24", n)
+	}
+}
+
+// TestPodNamespaceRoundTrip: a targetRef's namespace reads back as
+// written, whether it is the slice's (not stored), empty or another.
+func TestPodNamespaceRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name, sliceNS, podNS string
+		flagged              bool
+	}{
+		{"the slice's", "web", "web", true},
+		{"empty", "web", "", false},
+		{"another", "web", "other", false},
+		{"both empty", "", "", false},
+		{"slice's empty", "", "other", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &discoveryv1.EndpointSlice{Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.0.0.1"}, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: tc.podNS, Name: "p", UID: "3f2b8c1e-9d4a-4c6b-8e21-0a7f5d9c4b12"}},
+				{Addresses: []string{"10.0.0.2"}, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "third", Name: "q", UID: "u"}},
+			}}
+			in.Namespace = tc.sliceNS
+			sl := compactSlice(in)
+			e := &sl.endpoints[0]
+			if got := e.flags&epPodNSSlice != 0; got != tc.flagged {
+				t.Errorf("namespace taken from the slice: %v, want %v", got, tc.flagged)
+			}
+			if p, _ := sl.pod(e); p.namespace != tc.podNS || p.name != "p" || p.uid != "3f2b8c1e-9d4a-4c6b-8e21-0a7f5d9c4b12" {
+				t.Errorf("pod %+v, want namespace %q", p, tc.podNS)
+			}
+			if p, _ := sl.pod(&sl.endpoints[1]); p.namespace != "third" || p.name != "q" || p.uid != "u" {
+				t.Errorf("next endpoint's pod %+v", p)
+			}
+			if a, _ := sl.address(&sl.endpoints[1]); a != "10.0.0.2" {
+				t.Errorf("next endpoint's address %q", a)
+			}
+		})
 	}
 }
 
@@ -105,6 +142,17 @@ func TestSameBackendsAsComparesContent(t *testing.T) {
 		if base.sameBackendsAs(diff) || diff.sameBackendsAs(base) {
 			t.Errorf("%s differs, compared same", name)
 		}
+	}
+	// The pod's namespace is the slice's in both: slices of different
+	// namespaces differ.
+	inNS := func(ns string) *cachedSlice {
+		in := &discoveryv1.EndpointSlice{Endpoints: []discoveryv1.Endpoint{ep("10.0.0.1", "a", u1)}}
+		in.Namespace = ns
+		in.Endpoints[0].TargetRef.Namespace = ns
+		return compactSlice(in)
+	}
+	if !inNS("a").sameBackendsAs(inNS("a")) || inNS("a").sameBackendsAs(inNS("b")) {
+		t.Error("pods in their slice's namespace compared wrong")
 	}
 	notReady := base.deepCopy()
 	notReady.endpoints[1].flags |= epNotReady
