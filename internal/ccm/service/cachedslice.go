@@ -19,19 +19,21 @@ import (
 // discoveryv1.EndpointSlices (an Endpoint struct of nine fields, a
 // separate allocation per address, pointer and pod reference, and a label
 // map per slice). An endpoint here is one 24-byte struct and its share of
-// one string per slice holding every endpoint's address, pod name and pod
-// UID (a UID the API server generated as 16 bytes instead of 36
-// characters; the pod's namespace only when it is not the slice's), and the slice's metadata is the five fields the informer
-// reads (sliceMeta, 72 bytes instead of a 248-byte metav1.ObjectMeta).
+// one string per slice that holds every endpoint's address, pod name and
+// pod UID (a UID as the API server generates it in 16 bytes instead of 36
+// characters; the pod's namespace only when it is not the slice's); the
+// slice's metadata is the five fields the informer reads (sliceMeta, 72
+// bytes instead of a 248-byte metav1.ObjectMeta). Nothing is shared with
+// the decoded slice it was made from, so that one is freed whole.
+//
 // BenchmarkSliceCacheBytes (5,000 W4-shaped slices of 10 endpoints)
-// measures 96 bytes per endpoint with the per-slice share, against 154
-// when each endpoint was a 40-byte struct with a string of its own (~66
-// bytes, in an 80-byte size class) and each slice a full ObjectMeta: the
-// shared text and binary UIDs took it to 123, the trimmed metadata to
-// 104, the pod namespace taken from the slice (24-byte endpoints instead
-// of 32) to 96. It shares no
-// memory with the decoded slice it was made from, so that one is freed
-// whole.
+// measures 96 bytes per endpoint, the slice's own share included, against
+// 154 when each endpoint was a 40-byte struct with a string of its own
+// (~66 bytes in an 80-byte size class) and each slice a whole ObjectMeta:
+// one text per slice with binary UIDs took it to 123, the trimmed
+// metadata to 104, the pod namespace taken from the slice (24-byte
+// endpoints instead of 32) to 96. At W4's 100,000 endpoints that is ~5.8
+// MB less live heap, ~8.7 MB less peak at GOGC 50.
 //
 // A field added to what the controller reads from a slice is added here
 // and in compactSlice; the readers cannot see anything else.
