@@ -124,9 +124,12 @@ func (r *backendsResolver) admitGated(ctx context.Context, svc *corev1.Service, 
 		var mine *cachedSlice
 		for ei := range sl.endpoints {
 			e := &sl.endpoints[ei]
-			ref, isPod := e.pod()
-			addr, hasAddr := e.address()
-			if e.ready() || e.terminating() || !hasAddr || !isPod || ref.name == "" {
+			if e.ready() || e.terminating() {
+				continue // only these read the pod (its UID is formatted on read)
+			}
+			ref, isPod := sl.pod(e)
+			addr, hasAddr := sl.address(e)
+			if !hasAddr || !isPod || ref.name == "" {
 				continue
 			}
 			if ref.uid != "" && known[ref.uid] {

@@ -127,7 +127,7 @@ func TestAdmitGated(t *testing.T) {
 		var out []string
 		for _, e := range slices[0].endpoints {
 			if e.ready() {
-				addr, _ := e.address()
+				addr, _ := slices[0].address(&e)
 				out = append(out, addr)
 			}
 		}

@@ -101,7 +101,7 @@ func localCounts(slices []*cachedSlice) map[string]int {
 	for _, sl := range slices {
 		for i := range sl.endpoints {
 			e := &sl.endpoints[i]
-			key, ok := e.address()
+			key, ok := sl.address(e)
 			node, onNode := e.nodeName()
 			if !e.ready() || !onNode || !ok {
 				continue
@@ -215,14 +215,14 @@ func podTargets(sp corev1.ServicePort, s *annotations.Settings, slices []*cached
 		}
 		for i := range sl.endpoints {
 			e := &sl.endpoints[i]
-			addr, ok := e.address()
+			addr, ok := sl.address(e)
 			if !e.ready() || !ok || seen[addr] {
 				continue
 			}
 			seen[addr] = true
 			t := Target{IP: addr, Port: port}
 			t.NodeName, _ = e.nodeName()
-			if p, ok := e.pod(); ok {
+			if p, ok := sl.pod(e); ok {
 				t.Pod = podObjectRef(p, sl.Namespace)
 			}
 			ips = append(ips, t)

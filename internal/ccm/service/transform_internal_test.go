@@ -51,7 +51,9 @@ func fullSlice() *discoveryv1.EndpointSlice {
 // expandSlice is what the cache holds of a slice, as an EndpointSlice:
 // every field the controller can read, set as compactSlice kept it.
 func expandSlice(c *cachedSlice) *discoveryv1.EndpointSlice {
-	out := &discoveryv1.EndpointSlice{ObjectMeta: *c.ObjectMeta.DeepCopy(), AddressType: c.addressType}
+	out := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{
+		Name: c.Name, Namespace: c.Namespace, UID: c.UID, ResourceVersion: c.ResourceVersion, DeletionTimestamp: c.DeletionTimestamp.DeepCopy(),
+	}, AddressType: c.addressType}
 	if c.service != "" {
 		out.Labels = map[string]string{discoveryv1.LabelServiceName: c.service}
 	}
@@ -64,13 +66,13 @@ func expandSlice(c *cachedSlice) *discoveryv1.EndpointSlice {
 	}
 	for _, e := range c.endpoints {
 		ep := discoveryv1.Endpoint{Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(e.ready()), Terminating: ptr.To(e.terminating())}}
-		if a, ok := e.address(); ok {
+		if a, ok := c.address(&e); ok {
 			ep.Addresses = []string{a}
 		}
 		if n, ok := e.nodeName(); ok {
 			ep.NodeName = ptr.To(n)
 		}
-		if p, ok := e.pod(); ok {
+		if p, ok := c.pod(&e); ok {
 			ep.TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: p.namespace, Name: p.name, UID: p.uid}
 		}
 		out.Endpoints = append(out.Endpoints, ep)
@@ -90,13 +92,13 @@ func TestSlimSlice(t *testing.T) {
 		t.Error("the transform changed its input")
 	}
 	if slim.Name != "web-abc" || slim.Namespace != "default" || slim.UID != "u1" || slim.ResourceVersion != "42" {
-		t.Errorf("identity lost: %+v", slim.ObjectMeta)
+		t.Errorf("identity lost: %+v", slim.sliceMeta)
 	}
 	if slim.service != "web" || slim.addressType != discoveryv1.AddressTypeIPv4 {
 		t.Errorf("service %q, address type %q", slim.service, slim.addressType)
 	}
-	if slim.Labels != nil || slim.Annotations != nil || slim.OwnerReferences != nil || slim.ManagedFields != nil || slim.GenerateName != "" {
-		t.Errorf("metadata kept: %+v", slim.ObjectMeta)
+	if want := (sliceMeta{Name: "web-abc", Namespace: "default", UID: "u1", ResourceVersion: "42"}); slim.sliceMeta != want {
+		t.Errorf("metadata kept: %+v, want %+v", slim.sliceMeta, want)
 	}
 	if want := []slicePort{{name: "http", port: 8080}}; !reflect.DeepEqual(slim.ports, want) {
 		t.Errorf("ports %+v, want %+v", slim.ports, want)
@@ -115,7 +117,7 @@ func TestSlimSlice(t *testing.T) {
 	if got := expandSlice(slim).Endpoints; !reflect.DeepEqual(got, want) {
 		t.Errorf("endpoints\n%+v\nwant\n%+v", got, want)
 	}
-	if p, _ := slim.endpoints[3].pod(); slim.endpoints[3].ready() || p.name != "pod-10.0.0.4" || p.namespace != "default" || p.uid != "uid-10.0.0.4" {
+	if p, _ := slim.pod(&slim.endpoints[3]); slim.endpoints[3].ready() || p.name != "pod-10.0.0.4" || p.namespace != "default" || p.uid != "uid-10.0.0.4" {
 		t.Errorf("not-ready endpoint: ready %v, pod %+v", slim.endpoints[3].ready(), p)
 	}
 	// Nothing is shared with the decoded slice, so it is freed whole.
@@ -123,14 +125,14 @@ func TestSlimSlice(t *testing.T) {
 		t.Error("the cached slice shares the decoded slice's strings")
 	}
 	for i := range slim.endpoints {
-		a, _ := slim.endpoints[i].address()
-		p, _ := slim.endpoints[i].pod()
+		a, _ := slim.address(&slim.endpoints[i])
+		p, _ := slim.pod(&slim.endpoints[i])
 		if unsafe.StringData(a) == unsafe.StringData(full.Endpoints[i].Addresses[0]) || unsafe.StringData(p.name) == unsafe.StringData(full.Endpoints[i].TargetRef.Name) {
 			t.Errorf("endpoint %d shares the decoded slice's strings", i)
 		}
 	}
-	// The point of the type: one 40-byte struct per endpoint.
-	if n := unsafe.Sizeof(sliceEndpoint{}); n > 40 {
+	// The point of the type: one 24-byte struct per endpoint.
+	if n := unsafe.Sizeof(sliceEndpoint{}); n > 24 {
 		t.Errorf("a cached endpoint is %d bytes", n)
 	}
 	// A transform may see its own output again (relist): same result.
@@ -155,8 +157,8 @@ func TestSlimSlice(t *testing.T) {
 	c := compactSlice(bare)
 	for i, e := range c.endpoints {
 		_, hasNode := e.nodeName()
-		_, isPod := e.pod()
-		a, hasAddr := e.address()
+		_, isPod := c.pod(&e)
+		a, hasAddr := c.address(&e)
 		if !e.ready() || hasNode || isPod || e.terminating() != (i == 1) || hasAddr != (i < 2) || (i < 2 && a != bare.Endpoints[i].Addresses[0]) {
 			t.Errorf("bare endpoint %d: %+v", i, e)
 		}

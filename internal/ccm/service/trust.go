@@ -394,9 +394,12 @@ func foreignPods(svc *corev1.Service, s *annotations.Settings, sls []*cachedSlic
 	for _, sl := range sls {
 		for i := range sl.endpoints {
 			e := &sl.endpoints[i]
-			r, isPod := e.pod()
-			addr, ok := e.address()
-			if e.ready() || !isPod || r.namespace == "" || r.namespace == svc.Namespace || !ok {
+			if e.ready() {
+				continue
+			}
+			r, isPod := sl.pod(e)
+			addr, ok := sl.address(e)
+			if !isPod || r.namespace == "" || r.namespace == svc.Namespace || !ok {
 				continue
 			}
 			out = append(out, fmt.Sprintf("%s names pod %s/%s in another namespace", addr, r.namespace, r.name))
