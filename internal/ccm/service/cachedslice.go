@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unique"
 
+	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,7 +137,9 @@ func (s *cachedSlice) pod(e *sliceEndpoint) (slicePod, bool) {
 	ns := u + uint32(e.uidLen)
 	uid := s.text[u:ns]
 	if e.flags&epUUID != 0 {
-		uid = formatUUID(uid)
+		var u uuid.UUID
+		copy(u[:], uid)
+		uid = u.String()
 	}
 	p := slicePod{namespace: s.text[ns : ns+uint32(e.nsLen)], name: s.text[n:u], uid: types.UID(uid)}
 	if e.flags&epPodNSSlice != 0 {
@@ -158,55 +161,16 @@ func (s *cachedSlice) textOf(e *sliceEndpoint) string {
 // pkg/util/uuid NewUUID, github.com/google/uuid String).
 const uuidLen = 36
 
-// parseUUID returns the 16 bytes of s when s is a UUID in canonical form
-// with lowercase hex digits, the only text formatUUID gives back
-// unchanged; false for any other string.
-func parseUUID(s string) ([16]byte, bool) {
-	var out [16]byte
-	if len(s) != uuidLen || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return out, false
+// canonicalUUID returns the UUID s is when s is in canonical form with
+// lowercase hex digits, the only text uuid.UUID.String gives back
+// unchanged; false for any other string (uuid.Parse also takes
+// uppercase, braces and the urn: prefix, which would not round-trip).
+func canonicalUUID(s string) (uuid.UUID, bool) {
+	if len(s) != uuidLen || strings.ToLower(s) != s {
+		return uuid.UUID{}, false
 	}
-	j := 0
-	for i := 0; i < uuidLen; i += 2 {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++
-		}
-		hi, ok1 := lowerHex(s[i])
-		lo, ok2 := lowerHex(s[i+1])
-		if !ok1 || !ok2 {
-			return out, false
-		}
-		out[j] = hi<<4 | lo
-		j++
-	}
-	return out, true
-}
-
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
-}
-
-// formatUUID is the canonical text of the 16 bytes b (parseUUID's
-// inverse).
-func formatUUID(b string) string {
-	const digits = "0123456789abcdef"
-	var out [uuidLen]byte
-	j := 0
-	for i := 0; i < 16; i++ {
-		if j == 8 || j == 13 || j == 18 || j == 23 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = digits[b[i]>>4], digits[b[i]&15]
-		j += 2
-	}
-	return string(out[:])
+	u, err := uuid.Parse(s)
+	return u, err == nil
 }
 
 // GetObjectKind makes cachedSlice a runtime.Object for generic cache code.
@@ -302,7 +266,7 @@ func compactEndpoints(out *cachedSlice, eps []discoveryv1.Endpoint) {
 		if r := e.TargetRef; r != nil && r.Kind == "Pod" && len(r.Name) <= maxField && len(r.UID) <= maxField && len(r.Namespace) <= maxField {
 			o.flags |= epPod
 			o.nameLen, o.uidLen, o.nsLen = uint16(len(r.Name)), uint16(len(r.UID)), uint16(len(r.Namespace))
-			if _, ok := parseUUID(string(r.UID)); ok {
+			if _, ok := canonicalUUID(string(r.UID)); ok {
 				o.uidLen = 16
 				o.flags |= epUUID
 			}
@@ -339,7 +303,7 @@ func compactEndpoints(out *cachedSlice, eps []discoveryv1.Endpoint) {
 		}
 		b.WriteString(e.TargetRef.Name)
 		if o.flags&epUUID != 0 {
-			u, _ := parseUUID(string(e.TargetRef.UID))
+			u, _ := canonicalUUID(string(e.TargetRef.UID))
 			b.Write(u[:])
 		} else {
 			b.WriteString(string(e.TargetRef.UID))
